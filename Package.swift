@@ -1,0 +1,45 @@
+// swift-tools-version: 6.1
+// HealthGate: a Linux-native gateway that pairs wearable sensors, captures their data live and
+// keeps it in a typed, queryable health store. See README.md and docs/architecture.md.
+import PackageDescription
+
+/// Settings every HealthGate target shares: Swift 6 language mode (strict concurrency) and
+/// warnings treated as defects by CI (`swift build -Xswiftc -warnings-as-errors`).
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "HealthGate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "healthgate", targets: ["healthgate"]),
+        .library(name: "HealthModel", targets: ["HealthModel"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Thin system-library targets over the C libraries HealthGate links.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+
+        // Pure model: quantity types, units, samples, metadata. No I/O.
+        .target(name: "HealthModel", swiftSettings: strict),
+
+        // The command-line tool.
+        .executableTarget(
+            name: "healthgate",
+            dependencies: [
+                "HealthModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: strict),
+    ]
+)

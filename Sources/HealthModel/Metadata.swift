@@ -1,0 +1,134 @@
+import Foundation
+
+/// Where a heart-rate sensor sits (HKHeartRateSensorLocation). The raw values equal BLE Body
+/// Sensor Location (0x2A38) values 0–6, so a BLE reading converts by value.
+public enum HeartRateSensorLocation: Int, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+    case other = 0, chest, wrist, finger, hand, earLobe, foot
+
+    /// The name used on the command line and in JSON (`chest`, `earLobe`).
+    public var name: String {
+        switch self {
+        case .other: "other"
+        case .chest: "chest"
+        case .wrist: "wrist"
+        case .finger: "finger"
+        case .hand: "hand"
+        case .earLobe: "earLobe"
+        case .foot: "foot"
+        }
+    }
+
+    public var description: String { name }
+
+    /// Looks a location up by ``name`` (case-insensitive) or by its number as text.
+    public init?(name: String) {
+        if let n = Int(name), let v = HeartRateSensorLocation(rawValue: n) { self = v; return }
+        guard let v = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        self = v
+    }
+}
+
+/// Whether the person was still or moving (HKHeartRateMotionContext).
+public enum HeartRateMotionContext: Int, Sendable, Hashable, Codable, CaseIterable {
+    case notSet = 0, sedentary, active
+
+    /// The name used on the command line and in JSON.
+    public var name: String {
+        switch self {
+        case .notSet: "notSet"
+        case .sedentary: "sedentary"
+        case .active: "active"
+        }
+    }
+
+    /// Looks a context up by ``name`` (case-insensitive) or number.
+    public init?(name: String) {
+        if let n = Int(name), let v = HeartRateMotionContext(rawValue: n) { self = v; return }
+        guard let v = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        self = v
+    }
+}
+
+/// A heart-rate sensor's skin-contact status, from the BLE Heart Rate Measurement flags.
+public enum SensorContact: Int, Sendable, Hashable, Codable, CaseIterable {
+    /// The sensor does not report contact (flag values 0 and 1).
+    case notSupported = 0
+    /// The sensor reports contact, and there is none (flag value 2).
+    case notDetected = 2
+    /// The sensor reports contact, and there is contact (flag value 3).
+    case detected = 3
+
+    /// The name used on the command line and in JSON.
+    public var name: String {
+        switch self {
+        case .notSupported: "notSupported"
+        case .notDetected: "notDetected"
+        case .detected: "detected"
+        }
+    }
+
+    /// Looks a status up by ``name``.
+    public init?(name: String) {
+        guard let v = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        self = v
+    }
+}
+
+/// A free metadata value: a string, a number or a date (HealthKit's NSString/NSNumber/NSDate).
+public enum MetadataValue: Sendable, Hashable, Codable {
+    case string(String)
+    case number(Double)
+    case date(Date)
+}
+
+/// A sample's metadata: HealthKit's well-known keys as typed fields, plus free user keys.
+public struct Metadata: Sendable, Hashable, Codable {
+    /// HKMetadataKeyHeartRateSensorLocation.
+    public var heartRateSensorLocation: HeartRateSensorLocation?
+    /// HKMetadataKeyHeartRateMotionContext.
+    public var heartRateMotionContext: HeartRateMotionContext?
+    /// The strap's skin-contact status when the reading was taken (HealthGate key).
+    public var sensorContact: SensorContact?
+    /// HKMetadataKeySyncIdentifier: samples with the same identifier replace each other.
+    public var syncIdentifier: String?
+    /// HKMetadataKeySyncVersion: a save replaces the stored sample only with a higher version.
+    public var syncVersion: Int?
+    /// HKMetadataKeyWasUserEntered.
+    public var wasUserEntered: Bool?
+    /// Any other keys, such as `HGTimingUncertain` or a user's own.
+    public var user: [String: MetadataValue]
+
+    public init(heartRateSensorLocation: HeartRateSensorLocation? = nil,
+                heartRateMotionContext: HeartRateMotionContext? = nil,
+                sensorContact: SensorContact? = nil,
+                syncIdentifier: String? = nil, syncVersion: Int? = nil,
+                wasUserEntered: Bool? = nil, user: [String: MetadataValue] = [:]) {
+        self.heartRateSensorLocation = heartRateSensorLocation
+        self.heartRateMotionContext = heartRateMotionContext
+        self.sensorContact = sensorContact
+        self.syncIdentifier = syncIdentifier
+        self.syncVersion = syncVersion
+        self.wasUserEntered = wasUserEntered
+        self.user = user
+    }
+
+    /// True when nothing is set.
+    public var isEmpty: Bool {
+        heartRateSensorLocation == nil && heartRateMotionContext == nil && sensorContact == nil &&
+            syncIdentifier == nil && syncVersion == nil && wasUserEntered == nil && user.isEmpty
+    }
+
+    /// Checks the rules HealthKit enforces: a sync identifier needs a sync version and the
+    /// reverse; numbers are finite; user keys are non-empty.
+    public func validate() throws {
+        if (syncIdentifier == nil) != (syncVersion == nil) {
+            throw HealthModelError.syncVersionMissing(syncIdentifier ?? "(none)")
+        }
+        for (key, value) in user {
+            if key.isEmpty { throw HealthModelError.invalidMetadata(key: key, reason: "keys cannot be empty") }
+            if case .number(let n) = value, !n.isFinite {
+                throw HealthModelError.invalidMetadata(key: key, reason: "numbers must be finite")
+            }
+        }
+    }
+}

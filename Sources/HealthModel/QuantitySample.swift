@@ -1,0 +1,112 @@
+import Foundation
+
+/// A value with its unit (HKQuantity).
+public struct Quantity: Sendable, Hashable, CustomStringConvertible {
+    public let value: Double
+    public let unit: HealthUnit
+
+    public init(_ value: Double, _ unit: HealthUnit) {
+        self.value = value
+        self.unit = unit
+    }
+
+    /// The value expressed in `other`; throws ``HealthModelError/incompatibleUnits(_:_:)``.
+    public func doubleValue(for other: HealthUnit) throws -> Double { try unit.convert(value, to: other) }
+
+    public var description: String { "\(value) \(unit)" }
+}
+
+/// Beat-to-beat (RR) intervals a heart-rate sample carried, exactly as the sensor sent them.
+///
+/// BLE reports RR in ticks of 1/1024 s, oldest first; keeping ticks (not rounded ms) keeps the
+/// series exact. The last interval ends at the sample's end date (its receipt time), so beat
+/// times are reconstructed backwards from there (see docs/data-model.md).
+public struct RRIntervals: Sendable, Hashable, Codable {
+    /// Intervals in 1/1024 s, oldest first. Zero and 0xFFFF are not valid intervals.
+    public var ticks: [UInt16]
+    /// True when beats may be missing before the first interval (after a reconnect, or a
+    /// notification that should have carried RR and did not).
+    public var precededByGap: Bool
+
+    public init(ticks: [UInt16], precededByGap: Bool = false) {
+        self.ticks = ticks
+        self.precededByGap = precededByGap
+    }
+
+    /// The intervals in milliseconds (exact: ticks × 1000 / 1024).
+    public var milliseconds: [Double] { ticks.map { Double($0) * 1000 / 1024 } }
+}
+
+/// One measurement of a quantity over a time span (HKQuantitySample).
+///
+/// Construction validates everything HealthKit would: the unit fits the type, the value is
+/// finite (and not negative for types that do not allow it), start ≤ end, and metadata rules.
+/// Values are converted to the type's canonical unit when the sample is stored.
+public struct QuantitySample: Sendable, Hashable {
+    public let uuid: UUID
+    public let type: QuantityType
+    public let quantity: Quantity
+    public let startDate: Date
+    public let endDate: Date
+    public let source: Source
+    public let device: Device?
+    public let metadata: Metadata
+    /// Beat-to-beat intervals, for heart-rate samples from a strap that reports them.
+    public let rrIntervals: RRIntervals?
+
+    /// Creates and validates a sample.
+    /// - Throws: ``HealthModelError`` naming what is wrong and why.
+    public init(uuid: UUID = UUID.timeOrdered(), type: QuantityType, quantity: Quantity,
+                start: Date, end: Date, source: Source, device: Device? = nil,
+                metadata: Metadata = Metadata(), rrIntervals: RRIntervals? = nil) throws {
+        guard quantity.unit.isCompatible(with: type.canonicalUnit) else {
+            throw HealthModelError.incompatibleUnits(quantity.unit, type.canonicalUnit)
+        }
+        guard quantity.value.isFinite else { throw HealthModelError.notFinite(type: type.identifier) }
+        if !type.allowsNegativeValues, quantity.value < 0 {
+            throw HealthModelError.negativeValue(type: type.identifier, value: quantity.value)
+        }
+        guard start <= end else {
+            throw HealthModelError.startAfterEnd(start: ISO8601.string(start), end: ISO8601.string(end))
+        }
+        try metadata.validate()
+        self.uuid = uuid
+        self.type = type
+        self.quantity = quantity
+        self.startDate = start
+        self.endDate = end
+        self.source = source
+        self.device = (device?.isEmpty ?? true) ? nil : device
+        self.metadata = metadata
+        self.rrIntervals = rrIntervals
+    }
+
+    /// The value in the type's canonical unit.
+    public var canonicalValue: Double {
+        (try? quantity.doubleValue(for: type.canonicalUnit)) ?? quantity.value
+    }
+
+    /// The sample's span in seconds (0 for an instantaneous reading).
+    public var duration: TimeInterval { endDate.timeIntervalSince(startDate) }
+}
+
+/// ISO 8601 formatting and parsing as HealthGate uses it on the command line and in JSON:
+/// UTC with a `Z`, fractional seconds only when present.
+public enum ISO8601 {
+    /// Formats `date` as `2026-11-02T08:00:00Z` (or with `.250` when it has a fraction).
+    public static func string(_ date: Date) -> String {
+        let whole = date.timeIntervalSince1970.rounded(.down)
+        let fraction = date.timeIntervalSince1970 - whole
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: fraction >= 0.0005)
+        return date.formatted(style)
+    }
+
+    /// Parses `2026-11-02T08:00:00Z`, with or without fractional seconds, with `Z` or an offset,
+    /// and a bare date (`2026-11-02`, midnight UTC).
+    public static func date(_ string: String) -> Date? {
+        if let d = try? Date(string, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: false)) { return d }
+        if let d = try? Date(string, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return d }
+        if let d = try? Date(string, strategy: Date.ISO8601FormatStyle().year().month().day()) { return d }
+        return nil
+    }
+}

@@ -1,0 +1,109 @@
+/// How samples of a type combine into statistics (HKQuantityAggregationStyle).
+public enum AggregationStyle: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Values add up over time (steps, energy): only `cumulativeSum` applies.
+    case cumulative
+    /// Each value stands alone and all weigh the same (SDNN, resting heart rate).
+    case discreteArithmetic
+    /// Each value stands for its time span; instantaneous samples weigh equally (heart rate).
+    case discreteTemporallyWeighted
+
+    /// Whether this is one of the discrete styles.
+    public var isDiscrete: Bool { self != .cumulative }
+}
+
+/// A kind of quantity HealthGate stores, such as `heartRate` or `stepCount`.
+///
+/// Types are data, not code: each carries its identifier, canonical unit (values are stored in
+/// it), aggregation style and whether negative values make sense. Adding a type is adding a
+/// ``QuantityType`` value to a ``QuantityTypeRegistry``; nothing else changes.
+public struct QuantityType: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The stable name, as used on the command line and in the store (`heartRate`).
+    public let identifier: String
+    /// The unit values are stored in.
+    public let canonicalUnitString: String
+    /// How samples combine into statistics.
+    public let aggregationStyle: AggregationStyle
+    /// Whether a negative value is valid (never for counts, rates or energy).
+    public let allowsNegativeValues: Bool
+    /// A one-line human description for `healthgate types`.
+    public let summary: String
+
+    public init(identifier: String, canonicalUnit: String, aggregationStyle: AggregationStyle,
+                allowsNegativeValues: Bool = false, summary: String) {
+        self.identifier = identifier
+        self.canonicalUnitString = canonicalUnit
+        self.aggregationStyle = aggregationStyle
+        self.allowsNegativeValues = allowsNegativeValues
+        self.summary = summary
+    }
+
+    /// The canonical unit, parsed.
+    public var canonicalUnit: HealthUnit {
+        // Built-in and registered types are checked on registration, so this cannot fail for them.
+        (try? HealthUnit(canonicalUnitString)) ?? .count
+    }
+
+    public var description: String { identifier }
+
+    /// Heart rate in count/min; discrete, weighted by time.
+    public static let heartRate = QuantityType(
+        identifier: "heartRate", canonicalUnit: "count/min", aggregationStyle: .discreteTemporallyWeighted,
+        summary: "heart beats per minute")
+    /// Steps in count; cumulative.
+    public static let stepCount = QuantityType(
+        identifier: "stepCount", canonicalUnit: "count", aggregationStyle: .cumulative,
+        summary: "steps taken over the sample's interval")
+    /// Active energy in kJ; cumulative.
+    public static let activeEnergyBurned = QuantityType(
+        identifier: "activeEnergyBurned", canonicalUnit: "kJ", aggregationStyle: .cumulative,
+        summary: "energy expended over the sample's interval (BLE Energy Expended deltas)")
+    /// Heart-rate variability as SDNN in ms; discrete.
+    public static let heartRateVariabilitySDNN = QuantityType(
+        identifier: "heartRateVariabilitySDNN", canonicalUnit: "ms", aggregationStyle: .discreteArithmetic,
+        summary: "standard deviation of RR intervals over a window")
+    /// Resting heart rate in count/min; discrete.
+    public static let restingHeartRate = QuantityType(
+        identifier: "restingHeartRate", canonicalUnit: "count/min", aggregationStyle: .discreteArithmetic,
+        summary: "heart rate at rest")
+    /// Distance walked or run in m; cumulative.
+    public static let distanceWalkingRunning = QuantityType(
+        identifier: "distanceWalkingRunning", canonicalUnit: "m", aggregationStyle: .cumulative,
+        summary: "distance walked or run over the sample's interval")
+    /// Body mass in kg; discrete.
+    public static let bodyMass = QuantityType(
+        identifier: "bodyMass", canonicalUnit: "kg", aggregationStyle: .discreteArithmetic,
+        summary: "body weight")
+}
+
+/// The set of quantity types a store and a CLI know, looked up by identifier.
+public struct QuantityTypeRegistry: Sendable {
+    private var byIdentifier: [String: QuantityType]
+
+    /// The types HealthGate ships with.
+    // The built-in types' units are valid strings, so this cannot fail.
+    public static let standard = try! QuantityTypeRegistry(types: [
+        .heartRate, .stepCount, .activeEnergyBurned, .heartRateVariabilitySDNN,
+        .restingHeartRate, .distanceWalkingRunning, .bodyMass,
+    ])
+
+    /// Creates a registry holding `types`; throws if any has an invalid canonical unit.
+    public init(types: [QuantityType]) throws {
+        byIdentifier = [:]
+        for t in types { try register(t) }
+    }
+
+    /// Adds a type. Throws ``HealthModelError/invalidUnit(_:reason:)`` for a bad canonical unit.
+    public mutating func register(_ type: QuantityType) throws {
+        _ = try HealthUnit(type.canonicalUnitString)
+        byIdentifier[type.identifier] = type
+    }
+
+    /// The type with this identifier; throws ``HealthModelError/unknownType(_:)`` if none.
+    public func type(_ identifier: String) throws -> QuantityType {
+        guard let t = byIdentifier[identifier] else { throw HealthModelError.unknownType(identifier) }
+        return t
+    }
+
+    /// Every registered type, sorted by identifier.
+    public var all: [QuantityType] { byIdentifier.values.sorted { $0.identifier < $1.identifier } }
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// The `healthgate` command: pairs wearable sensors, captures their data and queries the store.
+@main
+struct HealthGate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "healthgate",
+        abstract: "A Linux gateway for wearable health sensors, with a HealthKit-style store.",
+        discussion: """
+            HealthGate pairs Bluetooth LE heart-rate straps and serial pedometers, captures their \
+            data live and keeps it in a typed, queryable SQLite store.
+
+            The store lives at --db PATH, or $HEALTHGATE_DB, or $XDG_DATA_HOME/healthgate/health.sqlite.
+            Exit codes follow sysexits: 0 ok, 64 usage, 65 bad data, 69 unavailable, 74 I/O.
+            """,
+        subcommands: [TypesCommand.self])
+}

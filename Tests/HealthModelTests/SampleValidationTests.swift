@@ -1,0 +1,104 @@
+import Foundation
+import HealthModel
+import Testing
+
+@Suite("Sample validation: bad input is rejected with what and why")
+struct SampleValidationTests {
+    let now = Date(timeIntervalSince1970: 1_790_000_000)
+    let watch = Source(name: "Watch")
+
+    @Test("a valid heart-rate sample keeps its fields and converts to the canonical unit")
+    func valid() throws {
+        let s = try QuantitySample(type: .heartRate, quantity: Quantity(1.2, .countPerSecond),
+                                   start: now, end: now, source: watch,
+                                   metadata: Metadata(heartRateSensorLocation: .chest))
+        #expect(abs(s.canonicalValue - 72) < 1e-9)
+        #expect(s.metadata.heartRateSensorLocation == .chest)
+        #expect(s.device == nil)
+    }
+
+    @Test("kg is not a heart rate")
+    func wrongUnit() throws {
+        #expect(throws: HealthModelError.incompatibleUnits(.kilogram, .countPerMinute)) {
+            try QuantitySample(type: .heartRate, quantity: Quantity(70, .kilogram), start: now, end: now, source: watch)
+        }
+    }
+
+    @Test("NaN and infinity are rejected", arguments: [Double.nan, .infinity, -.infinity])
+    func notFinite(value: Double) {
+        #expect(throws: HealthModelError.notFinite(type: "stepCount")) {
+            try QuantitySample(type: .stepCount, quantity: Quantity(value, .count), start: now, end: now, source: watch)
+        }
+    }
+
+    @Test("negative counts are rejected")
+    func negative() {
+        #expect(throws: HealthModelError.negativeValue(type: "stepCount", value: -3)) {
+            try QuantitySample(type: .stepCount, quantity: Quantity(-3, .count), start: now, end: now, source: watch)
+        }
+    }
+
+    @Test("start after end is rejected and both times are named")
+    func startAfterEnd() {
+        do {
+            _ = try QuantitySample(type: .stepCount, quantity: Quantity(3, .count),
+                                   start: now.addingTimeInterval(60), end: now, source: watch)
+            Issue.record("should throw")
+        } catch {
+            #expect("\(error)".contains("after it ends"))
+            #expect("\(error)".contains(ISO8601.string(now)))
+        }
+    }
+
+    @Test("unknown types are rejected by the registry")
+    func unknownType() {
+        #expect(throws: HealthModelError.unknownType("bloodFoo")) { try QuantityTypeRegistry.standard.type("bloodFoo") }
+    }
+
+    @Test("a sync identifier needs a sync version")
+    func syncVersion() {
+        #expect(throws: HealthModelError.self) {
+            try QuantitySample(type: .stepCount, quantity: Quantity(3, .count), start: now, end: now, source: watch,
+                               metadata: Metadata(syncIdentifier: "ped:1"))
+        }
+    }
+
+    @Test("statistics options must fit the aggregation style")
+    func optionRules() throws {
+        try StatisticsOptions(names: "discreteAverage,discreteMin,discreteMax,mostRecent").validate(for: .heartRate)
+        try StatisticsOptions(names: "cumulativeSum,separateBySource").validate(for: .stepCount)
+        #expect(throws: HealthModelError.self) { try StatisticsOptions.cumulativeSum.validate(for: .heartRate) }
+        #expect(throws: HealthModelError.self) { try StatisticsOptions.discreteAverage.validate(for: .stepCount) }
+        #expect(throws: HealthModelError.self) { try StatisticsOptions(names: "average") }
+    }
+
+    @Test("adding a type is data: a registered type validates like the built-ins")
+    func registerType() throws {
+        var registry = QuantityTypeRegistry.standard
+        try registry.register(QuantityType(identifier: "flightsClimbed", canonicalUnit: "count",
+                                           aggregationStyle: .cumulative, summary: "floors"))
+        let t = try registry.type("flightsClimbed")
+        #expect(throws: HealthModelError.self) {
+            try QuantitySample(type: t, quantity: Quantity(1, .meter), start: now, end: now, source: watch)
+        }
+        #expect(throws: HealthModelError.self) {
+            try registry.register(QuantityType(identifier: "x", canonicalUnit: "furlong", aggregationStyle: .cumulative, summary: ""))
+        }
+    }
+
+    @Test("v7 UUIDs sort by creation time and carry version 7")
+    func uuidV7() {
+        let a = UUID.timeOrdered(at: now), b = UUID.timeOrdered(at: now.addingTimeInterval(0.002))
+        #expect(a.uuidString < b.uuidString)
+        #expect(a.uuidString.dropFirst(14).first == "7")
+    }
+
+    @Test("ISO 8601 round-trips whole and fractional seconds")
+    func iso() {
+        #expect(ISO8601.string(now) == "2026-09-21T14:13:20Z")
+        #expect(ISO8601.date("2026-09-21T14:13:20Z") == now)
+        #expect(ISO8601.date("2026-09-21T14:13:20.250Z") == now.addingTimeInterval(0.25))
+        #expect(ISO8601.date("2026-09-21T16:13:20+02:00") == now)
+        #expect(ISO8601.date("yesterday") == nil)
+    }
+}

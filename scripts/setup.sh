@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine lacks to build and test HealthGate. Idempotent.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+need=(pkg-config libsqlite3-dev libbluetooth-dev libudev-dev sqlite3)
+missing=()
+for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
