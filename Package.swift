@@ -20,6 +20,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+
+        // (dependencies for BLE)
+
+        // (dependencies for serial)
+
+        // (dependencies for ingest / daemon)
+
     ],
     targets: [
         // Thin system-library targets over the C libraries HealthGate links.
@@ -29,6 +36,16 @@ let package = Package(
 
         // Pure model: quantity types, units, samples, metadata. No I/O.
         .target(name: "HealthModel", swiftSettings: strict),
+
+        // ---- Store (issue 2)
+
+        // ---- Bluetooth LE (issues 3, 4)
+
+        // ---- Serial pedometers (issue 5)
+
+        // ---- Ingestion (issue 6)
+
+        // ---- Testing peers (shared by later tests)
 
         // The command-line tool.
         .executableTarget(
@@ -41,5 +58,16 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: strict),
+
+        // ---- Store tests
+
+        // ---- Bluetooth LE tests
+
+        // ---- Serial tests
+
+        // ---- Ingestion tests
+
+        // ---- Change feed tests
+
     ]
 )

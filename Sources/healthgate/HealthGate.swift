@@ -13,5 +13,17 @@ struct HealthGate: AsyncParsableCommand {
             The store lives at --db PATH, or $HEALTHGATE_DB, or $XDG_DATA_HOME/healthgate/health.sqlite.
             Exit codes follow sysexits: 0 ok, 64 usage, 65 bad data, 69 unavailable, 74 I/O.
             """,
-        subcommands: [TypesCommand.self])
+        subcommands: [
+            // Model and store (issue 2)
+            TypesCommand.self,
+
+            // Bluetooth LE heart rate (issue 3)
+
+            // Serial pedometers (issue 5)
+
+            // Ingestion daemon, demo, replay, bench (issue 6)
+
+            // Change feed and observation (issue 7)
+
+        ])
 }

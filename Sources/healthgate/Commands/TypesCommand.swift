@@ -14,10 +14,10 @@ struct TypesCommand: ParsableCommand {
     func run() throws {
         let types = QuantityTypeRegistry.standard.all
         if json {
-            let rows = types.map {
-                "{\"identifier\":\"\($0.identifier)\",\"unit\":\"\($0.canonicalUnitString)\",\"aggregationStyle\":\"\($0.aggregationStyle.rawValue)\"}"
-            }
-            print("[" + rows.joined(separator: ",") + "]")
+            JSONOutput.emit(types.map {
+                ["identifier": $0.identifier, "unit": $0.canonicalUnitString,
+                 "aggregationStyle": $0.aggregationStyle.rawValue, "summary": $0.summary]
+            })
         } else {
             print("TYPE".padding(toLength: 26, withPad: " ", startingAt: 0) + "UNIT".padding(toLength: 11, withPad: " ", startingAt: 0) + "AGGREGATION")
             for t in types {
