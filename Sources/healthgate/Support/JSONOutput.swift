@@ -12,6 +12,7 @@ enum JSONOutput {
 
     /// Prints one JSON value on its own line and flushes, so pipes see it at once.
     static func emit(_ value: Any, pretty: Bool = false) {
-        FileHandle.standardOutput.write(Data((string(value, pretty: pretty) + "\n").utf8))
+        print(string(value, pretty: pretty))
+        fflush(nil)  // all streams: stdout is a global var Swift 6 will not let us name here
     }
 }
