@@ -44,6 +44,8 @@ let package = Package(
         // ---- Serial pedometers (issue 5)
 
         // ---- Ingestion (issue 6)
+        // Hot path: fixed-size records, per-source SPSC rings, one batching writer thread.
+        .target(name: "Ingest", dependencies: ["HealthModel"], swiftSettings: strict),
 
         // ---- Testing peers (shared by later tests)
 
@@ -66,6 +68,7 @@ let package = Package(
         // ---- Serial tests
 
         // ---- Ingestion tests
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "HealthModel"], swiftSettings: strict),
 
         // ---- Change feed tests
 

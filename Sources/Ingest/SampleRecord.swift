@@ -1,0 +1,97 @@
+/// One sample as it travels the ingest hot path: a fixed-size, trivially copyable record.
+///
+/// Sources decode straight into a `SampleRecord` and push it into their ``SampleRing``; nothing
+/// in it refers to the heap, so copying it into and out of the ring is a plain memory copy and a
+/// push never allocates. Everything variable-sized a ``QuantitySample`` carries (type, source,
+/// device) is named by a small slot id registered once in the ``SlotTable`` before the source
+/// starts; beat-to-beat intervals live inline (``rr``, up to ``maxRR`` of them, which is more
+/// than a 23-byte ATT notification can carry).
+///
+/// Times are Unix seconds (`Double`), values are in the type's canonical unit.
+@frozen
+public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
+    /// How many RR intervals fit inline. A Heart Rate Measurement in a default-MTU notification
+    /// carries at most 9 (20 bytes of payload minus the flags and a one-byte heart rate).
+    public static let maxRR = 9
+
+    /// The value in the type's canonical unit (count/min for heart rate, count for steps).
+    public var value: Double
+    /// Start of the measured span, Unix seconds.
+    public var start: Double
+    /// End of the measured span (for a notification: its receipt time), Unix seconds.
+    public var end: Double
+    /// A number the source gives the sample (a sequence number or a hash of its identity):
+    /// carried to observers unchanged, never stored. Tests use it to follow every sample.
+    public var tag: UInt64
+    /// The quantity type's slot in the ``SlotTable``.
+    public var typeSlot: UInt16
+    /// The source's slot in the ``SlotTable``.
+    public var sourceSlot: UInt16
+    /// The device's slot in the ``SlotTable`` (``SlotTable/noDevice`` when there is none).
+    public var deviceSlot: UInt16
+    /// ``Flags`` bits.
+    public var flags: Flags
+    /// How many entries of ``rr`` are valid.
+    public var rrCount: UInt8
+    /// Reserved padding, always zero.
+    public var reserved: UInt8 = 0
+    /// RR intervals in 1/1024 s, oldest first; only the first ``rrCount`` are meaningful.
+    public var rr: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16)
+
+    /// Per-sample bits a source can set (mirroring HRM metadata HealthKit keeps).
+    @frozen
+    public struct Flags: OptionSet, BitwiseCopyable, Sendable, Hashable {
+        public let rawValue: UInt16
+        public init(rawValue: UInt16) { self.rawValue = rawValue }
+        /// The sensor reported skin contact detection as supported.
+        public static let contactSupported = Flags(rawValue: 1 << 0)
+        /// Skin contact was detected (meaningful with ``contactSupported``).
+        public static let contactDetected = Flags(rawValue: 1 << 1)
+        /// Beats may be missing before the first RR interval (after a reconnect).
+        public static let rrPrecededByGap = Flags(rawValue: 1 << 2)
+    }
+
+    /// A record with no RR intervals.
+    @inlinable
+    public init(typeSlot: UInt16, value: Double, start: Double, end: Double,
+                sourceSlot: UInt16, deviceSlot: UInt16 = SlotTable.noDevice,
+                flags: Flags = [], tag: UInt64 = 0) {
+        self.value = value
+        self.start = start
+        self.end = end
+        self.tag = tag
+        self.typeSlot = typeSlot
+        self.sourceSlot = sourceSlot
+        self.deviceSlot = deviceSlot
+        self.flags = flags
+        self.rrCount = 0
+        self.rr = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+
+    /// Appends one RR interval (1/1024 s ticks); returns false (and stores nothing) when the
+    /// inline storage is full.
+    @inlinable
+    @discardableResult
+    public mutating func appendRR(_ ticks: UInt16) -> Bool {
+        guard Int(rrCount) < Self.maxRR else { return false }
+        withUnsafeMutableBytes(of: &rr) { raw in
+            raw.storeBytes(of: ticks, toByteOffset: Int(rrCount) * 2, as: UInt16.self)
+        }
+        rrCount += 1
+        return true
+    }
+
+    /// The valid RR intervals as an array (allocates: for the writer and observers, not the
+    /// hot path).
+    public var rrTicks: [UInt16] {
+        withUnsafeBytes(of: rr) { raw in
+            (0..<Int(rrCount)).map { raw.load(fromByteOffset: $0 * 2, as: UInt16.self) }
+        }
+    }
+
+    public static func == (a: SampleRecord, b: SampleRecord) -> Bool {
+        a.value == b.value && a.start == b.start && a.end == b.end && a.tag == b.tag
+            && a.typeSlot == b.typeSlot && a.sourceSlot == b.sourceSlot && a.deviceSlot == b.deviceSlot
+            && a.flags == b.flags && a.rrTicks == b.rrTicks
+    }
+}

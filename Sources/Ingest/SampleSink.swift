@@ -1,0 +1,45 @@
+/// Where the ingest writer commits batches: the health store, or a test double.
+///
+/// The pipeline's writer thread is the only caller, one batch at a time, so an implementation
+/// may own a connection and prepared statements without locking; it is `Sendable` only so the
+/// pipeline can hand it to that thread.
+public protocol SampleSink: AnyObject, Sendable {
+    /// Writes every record of `records` in ONE transaction, or none of them.
+    ///
+    /// - Parameters:
+    ///   - records: the batch, in push order per source. Valid only during the call.
+    ///   - slots: resolves the records' type, source and device slots.
+    /// - Throws: ``SinkError``; the writer keeps the batch and retries it later, so a failed
+    ///   write must leave nothing of the batch behind (roll back).
+    func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError)
+}
+
+/// Why a batch could not be committed. The writer keeps the batch and retries every kind.
+public struct SinkError: Error, Equatable, CustomStringConvertible {
+    /// The broad cause, which decides how the gateway reports it.
+    public enum Kind: String, Sendable, Equatable {
+        /// The disk (or the database's size limit) is full: SQLITE_FULL.
+        case diskFull = "disk full"
+        /// Another connection holds a lock: SQLITE_BUSY / SQLITE_LOCKED.
+        case busy
+        /// Reading or writing the file failed: SQLITE_IOERR and friends.
+        case io = "I/O error"
+        /// A sample was refused (bad value for its type): a bug in a source.
+        case rejected
+        /// Anything else.
+        case other
+    }
+
+    /// The broad cause.
+    public var kind: Kind
+    /// What the store said, for logs.
+    public var message: String
+
+    /// Creates an error of `kind` with the store's `message`.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { "\(kind.rawValue): \(message)" }
+}

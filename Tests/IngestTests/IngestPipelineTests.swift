@@ -1,0 +1,110 @@
+import Foundation
+import HealthModel
+import Synchronization
+import Testing
+@testable import Ingest
+
+/// The writer: batching by count and by time, observers after commit, stalls, stop.
+@Suite struct IngestPipelineTests {
+    func record(_ tag: UInt64, source: UInt16 = 0) -> SampleRecord {
+        SampleRecord(typeSlot: 0, value: 60, start: 1, end: 1, sourceSlot: source, tag: tag)
+    }
+
+    @Test func commitsFullBatchesByCount() throws {
+        let sink = RecordingSink()
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 100, flushInterval: .seconds(30)))
+        let ring = try p.makeRing(name: "a")
+        for i in 0..<250 { ring.push(record(UInt64(i))) }
+        p.start()
+        #expect(eventually { sink.committed.count >= 200 })
+        let sizes = sink.state.withLock { $0.batchSizes }
+        #expect(sizes.prefix(2) == [100, 100])
+        let final = p.stop()
+        #expect(sink.committed == Array(0..<250))
+        #expect(final.committed == 250 && final.pending == 0 && final.held == 0)
+    }
+
+    @Test func commitsAPartialBatchOnceTheFlushIntervalPasses() throws {
+        let sink = RecordingSink()
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20)))
+        p.start()
+        let ring = try p.makeRing(name: "a")
+        for i in 0..<5 { ring.push(record(UInt64(i))) }
+        // Far fewer than batchSize: only the flush interval can commit these.
+        #expect(eventually { sink.committed.count == 5 })
+        p.stop()
+    }
+
+    @Test func observersSeeOnlyCommittedRecordsAfterTheCommit() throws {
+        let sink = RecordingSink()
+        sink.state.withLock { $0.failNext = 2 }
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(5), retryInterval: .milliseconds(5)))
+        let seen = Mutex<[UInt64]>([])
+        p.addObserver { batch in
+            // Everything handed to an observer is already in the store.
+            let stored = Set(sink.committed)
+            let tags = batch.records.map(\.tag)
+            #expect(tags.allSatisfy(stored.contains))
+            seen.withLock { $0 += tags }
+        }
+        let ring = try p.makeRing(name: "a")
+        for i in 0..<35 { ring.push(record(UInt64(i))) }
+        p.start()
+        let final = p.stop()
+        let seenTags = seen.withLock { $0 }
+        #expect(seenTags == Array(0..<35))
+        #expect(final.failedWrites == 2)
+        #expect(final.committed == 35)
+    }
+
+    @Test func diskFullStallsReportsAndResumesWithoutLoss() throws {
+        let sink = RecordingSink()
+        sink.state.withLock { $0.failNext = 1_000_000; $0.failKind = .diskFull }
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 50, flushInterval: .milliseconds(5), ringCapacity: 64, overflow: .spill(limit: 10_000), retryInterval: .milliseconds(2)))
+        let reports = Mutex<[String?]>([])
+        p.onStallChange { r in reports.withLock { $0.append(r) } }
+        p.start()
+        let ring = try p.makeRing(name: "a")
+        for i in 0..<1_000 { ring.push(record(UInt64(i))) }
+        #expect(eventually { p.stats.stalledBy != nil })
+        #expect(p.stats.stalledBy?.contains("disk full") == true)
+        #expect(sink.committed.isEmpty)
+        // The writer holds one batch; the rest waits in the ring and its overflow list.
+        let stalled = p.stats
+        #expect(stalled.held + stalled.pending == 1_000 && stalled.dropped == 0)
+        sink.state.withLock { $0.failNext = 0 }   // space returns
+        let final = p.stop()
+        #expect(sink.committed == Array(0..<1_000))
+        #expect(final.stalledBy == nil)
+        let stallReports = reports.withLock { $0 }
+        #expect(stallReports.first??.contains("disk full") == true)
+        #expect(stallReports.last! == nil)
+    }
+
+    @Test func stopGivesUpOnADeadStoreAndCountsWhatItAbandons() throws {
+        let sink = RecordingSink()
+        sink.state.withLock { $0.failNext = .max }
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(1), ringCapacity: 16, overflow: .dropNewest, retryInterval: .milliseconds(1)))
+        let ring = try p.makeRing(name: "a")
+        for i in 0..<40 { ring.push(record(UInt64(i))) }
+        p.start()
+        let final = p.stop(timeout: .milliseconds(50))
+        #expect(final.committed == 0)
+        #expect(final.dropped == 24)
+        #expect(final.abandoned + final.pending == 16)
+        #expect(final.pushed == final.committed + final.dropped + final.pending + final.abandoned)
+    }
+
+    @Test func rejectsOutOfRangeSettings() {
+        #expect(throws: IngestError.self) { try IngestConfiguration(batchSize: 0).validate() }
+        #expect(throws: IngestError.self) { try IngestConfiguration(flushInterval: .zero).validate() }
+        #expect(throws: IngestError.self) { try IngestConfiguration(ringCapacity: 1).validate() }
+    }
+
+    @Test func noNewRingsAfterStop() throws {
+        let p = try IngestPipeline(sink: RecordingSink())
+        p.start()
+        p.stop()
+        #expect(throws: IngestError.stopped) { try p.makeRing(name: "late") }
+    }
+}

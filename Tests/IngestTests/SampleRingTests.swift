@@ -1,0 +1,137 @@
+import Testing
+@testable import Ingest
+
+/// Ring semantics, after Telegraf's buffer suite: overfill, wrap, drop counting, spill order.
+@Suite struct SampleRingTests {
+    func record(_ i: Int) -> SampleRecord {
+        SampleRecord(typeSlot: 0, value: Double(i), start: Double(i), end: Double(i), sourceSlot: 0, tag: UInt64(i))
+    }
+
+    func drainAll(_ ring: SampleRing) -> [UInt64] {
+        var out: [UInt64] = []
+        let buf = UnsafeMutableBufferPointer<SampleRecord>.allocate(capacity: 3)
+        defer { buf.deallocate() }
+        while true {
+            let n = ring.drain(into: buf)
+            if n == 0 {
+                guard ring.ringIsEmpty else { continue }
+                let spill = ring.takeSpill()
+                if spill.isEmpty { break }
+                out += spill.map(\.tag)
+                continue
+            }
+            out += buf[0..<n].map(\.tag)
+        }
+        return out
+    }
+
+    @Test func capacityRoundsUpToPowerOfTwo() {
+        #expect(SampleRing(capacity: 5).capacity == 8)
+        #expect(SampleRing(capacity: 8).capacity == 8)
+        #expect(SampleRing(capacity: 0).capacity == 2)
+    }
+
+    @Test func fillsToCapacityThenDropsNewestAndCounts() {
+        let ring = SampleRing(capacity: 4, policy: .dropNewest)
+        let outcomes = (0..<7).map { ring.push(record($0)) }
+        #expect(outcomes == [.queued, .queued, .queued, .queued, .dropped, .dropped, .dropped])
+        #expect(ring.pushedCount == 7)
+        #expect(ring.droppedCount == 3)
+        #expect(ring.pendingCount == 4)
+        // The oldest survive (drop-newest), in order.
+        #expect(drainAll(ring) == [0, 1, 2, 3])
+        #expect(ring.drainedCount == 4)
+    }
+
+    @Test func wrapsAroundKeepingOrder() {
+        let ring = SampleRing(capacity: 4, policy: .dropNewest)
+        var expected: [UInt64] = []
+        var got: [UInt64] = []
+        let buf = UnsafeMutableBufferPointer<SampleRecord>.allocate(capacity: 3)
+        defer { buf.deallocate() }
+        // Push 3, drain 3, repeatedly: head and tail cross the end of storage many times.
+        for round in 0..<10 {
+            for k in 0..<3 {
+                let i = round * 3 + k
+                #expect(ring.push(record(i)) == .queued)
+                expected.append(UInt64(i))
+            }
+            let n = ring.drain(into: buf)
+            got += buf[0..<n].map(\.tag)
+        }
+        #expect(got == expected)
+        #expect(ring.droppedCount == 0)
+        #expect(ring.ringIsEmpty)
+    }
+
+    @Test func spillKeepsPushOrderAcrossRingAndOverflow() {
+        let ring = SampleRing(capacity: 4, policy: .spill(limit: 100))
+        let outcomes = (0..<10).map { ring.push(record($0)) }
+        #expect(outcomes.prefix(4).allSatisfy { $0 == .queued })
+        #expect(outcomes.dropFirst(4).allSatisfy { $0 == .spilled })
+        #expect(ring.spilledCount == 6)
+        #expect(ring.pendingCount == 10)
+        // Partly drain the ring: later pushes must still go to the spill, not jump the queue.
+        let buf = UnsafeMutableBufferPointer<SampleRecord>.allocate(capacity: 2)
+        defer { buf.deallocate() }
+        #expect(ring.drain(into: buf) == 2)
+        var got = buf[0..<2].map(\.tag)
+        #expect(ring.push(record(10)) == .spilled)
+        got += drainAll(ring)
+        #expect(got == Array(0...10).map(UInt64.init))
+        // Spill emptied: the ring takes pushes again.
+        #expect(ring.push(record(11)) == .queued)
+        #expect(ring.droppedCount == 0)
+    }
+
+    @Test func spillLimitDropsNewestAndCountsEachDrop() {
+        let ring = SampleRing(capacity: 2, policy: .spill(limit: 3))
+        let outcomes = (0..<8).map { ring.push(record($0)) }
+        #expect(outcomes == [.queued, .queued, .spilled, .spilled, .spilled, .dropped, .dropped, .dropped])
+        #expect(ring.droppedCount == 3)
+        #expect(drainAll(ring) == [0, 1, 2, 3, 4])
+        #expect(ring.pushedCount == ring.drainedCount + ring.droppedCount)
+    }
+
+    @Test func closedRingFinishesOnlyWhenDrained() {
+        let ring = SampleRing(capacity: 2, policy: .spill(limit: 10))
+        for i in 0..<4 { ring.push(record(i)) }
+        ring.close()
+        #expect(!ring.isFinished)
+        _ = drainAll(ring)
+        #expect(ring.isFinished)
+    }
+
+    @Test func recordsAreSmallAndInlineRRIsBounded() {
+        #expect(MemoryLayout<SampleRecord>.size <= 64)
+        var r = record(0)
+        for t in 1...UInt16(SampleRecord.maxRR) {
+            let fitted = r.appendRR(t * 100)
+            #expect(fitted)
+        }
+        let overfilled = r.appendRR(1)
+        #expect(!overfilled)
+        #expect(r.rrTicks == (1...UInt16(SampleRecord.maxRR)).map { $0 * 100 })
+    }
+
+    @Test func concurrentProducerAndConsumerLoseNothing() async {
+        let ring = SampleRing(capacity: 64, policy: .spill(limit: 1_000_000))
+        let total = 200_000
+        let producer = Task.detached {
+            for i in 0..<total { ring.push(SampleRecord(typeSlot: 0, value: 0, start: 0, end: 0, sourceSlot: 0, tag: UInt64(i))) }
+            ring.close()
+        }
+        var got: [UInt64] = []
+        got.reserveCapacity(total)
+        let buf = UnsafeMutableBufferPointer<SampleRecord>.allocate(capacity: 50)
+        defer { buf.deallocate() }
+        while !ring.isFinished {
+            let n = ring.drain(into: buf)
+            got += buf[0..<n].map(\.tag)
+            if n == 0, ring.ringIsEmpty { got += ring.takeSpill().map(\.tag) }
+        }
+        await producer.value
+        #expect(got.count == total)
+        #expect(got == Array(0..<UInt64(total)))
+    }
+}
