@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "healthgate", targets: ["healthgate"]),
         .library(name: "HealthModel", targets: ["HealthModel"]),
+        .library(name: "HealthStore", targets: ["HealthStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -38,6 +39,8 @@ let package = Package(
         .target(name: "HealthModel", swiftSettings: strict),
 
         // ---- Store (issue 2)
+        // SQLite store on the raw C API (docs/store.md): samples, sources, devices, statistics.
+        .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"], swiftSettings: strict),
 
         // ---- Bluetooth LE (issues 3, 4)
 
@@ -54,6 +57,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel",
+                "HealthStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -62,6 +66,7 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: strict),
 
         // ---- Store tests
+        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel"], swiftSettings: strict),
 
         // ---- Bluetooth LE tests
 

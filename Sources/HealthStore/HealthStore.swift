@@ -1,0 +1,330 @@
+import Foundation
+import HealthModel
+
+/// A HealthKit-style store of quantity samples in one SQLite file.
+///
+/// ```swift
+/// let store = try HealthStore(path: "/var/lib/healthgate/health.sqlite")
+/// let summary = try store.save(samples)                      // one transaction
+/// let hr = try store.samples(SampleQuery(type: .heartRate, limit: 10))
+/// let avg = try store.statistics(StatisticsQuery(type: .heartRate, options: .discreteAverage))
+/// ```
+///
+/// **Thread rules.** A `HealthStore` owns one SQLite connection and guards it with a lock, so
+/// one instance may be shared by many threads and tasks; calls are serialised. For parallel
+/// reads or a dedicated writer, open another `HealthStore` on the same path: SQLite's WAL mode
+/// lets readers proceed while one writer commits, and a second writer waits up to the busy
+/// timeout (5 s) for the lock.
+///
+/// Values are stored in their type's canonical unit; samples come back in it.
+public final class HealthStore: @unchecked Sendable {
+    /// The database file.
+    public let path: String
+    /// The types this store understands; samples of other types are refused.
+    public let registry: QuantityTypeRegistry
+
+    // Everything below is guarded by `lock`.
+    private let lock = NSLock()
+    private let db: Connection
+    private var typeIDs: [String: Int64] = [:]
+    private var typesByID: [Int64: QuantityType] = [:]
+    private var sourceIDs: [String: Int64] = [:]
+    private var deviceIDs: [Device: Int64] = [:]
+
+    /// Opens the store at `path`, creating the file (mode 0600) and its directories if needed,
+    /// and migrates the schema to the current version.
+    /// - Throws: ``StoreError`` when the file cannot be opened or has a newer schema.
+    public init(path: String, registry: QuantityTypeRegistry = .standard) throws {
+        self.path = path
+        self.registry = registry
+        db = try Connection(path: path)
+        try Schema.migrate(db)
+        try registerTypes()
+    }
+
+    /// Makes sure every registry type has a row, and loads the type ids.
+    private func registerTypes() throws {
+        let rows = try db.prepare("SELECT id, identifier FROM types", cached: false)
+        while try rows.step() {
+            if let ident = rows.string(1) {
+                typeIDs[ident] = rows.int64(0)
+            }
+        }
+        let missing = registry.all.filter { typeIDs[$0.identifier] == nil }
+        if !missing.isEmpty {
+            try db.transaction {
+                let ins = try db.prepare(
+                    "INSERT INTO types(identifier, unit, aggregation) VALUES (?, ?, ?) ON CONFLICT(identifier) DO NOTHING")
+                for t in missing {
+                    ins.bind(1, t.identifier); ins.bind(2, t.canonicalUnitString); ins.bind(3, t.aggregationStyle.rawValue)
+                    try ins.run()
+                }
+            }
+            typeIDs = [:]
+            let again = try db.prepare("SELECT id, identifier FROM types", cached: false)
+            while try again.step() { if let ident = again.string(1) { typeIDs[ident] = again.int64(0) } }
+        }
+        for t in registry.all { if let id = typeIDs[t.identifier] { typesByID[id] = t } }
+    }
+
+    // MARK: Low-level access for other HealthGate modules
+
+    /// Runs `body` with the connection while holding the store's lock. For package code that
+    /// needs SQL the public API does not offer (the Ingest fast path, the change feed).
+    package func withConnection<T>(_ body: (Connection) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(db)
+    }
+
+    /// Runs `body` inside one write transaction with a ``StoreWriter`` (lock held). A thrown
+    /// error rolls everything back, including id caches.
+    package func write<T>(_ body: (StoreWriter) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            return try db.transaction { try body(StoreWriter(store: self)) }
+        } catch {
+            // Rows created in the rolled-back transaction are gone; forget their ids.
+            sourceIDs.removeAll()
+            deviceIDs.removeAll()
+            throw error
+        }
+    }
+
+    /// The connection, for code that already holds the lock.
+    var unsafeConnection: Connection { db }
+
+    /// Runs a read under the lock.
+    func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(db)
+    }
+
+    // MARK: Saving
+
+    /// Saves `samples` in one transaction, applying sync-identifier rules, and writes `state`
+    /// (per-device persisted state such as pedometer counters) in the same transaction.
+    ///
+    /// - A sample whose UUID is already stored is skipped (counted in ``SaveSummary/duplicates``):
+    ///   saving the same batch twice is harmless.
+    /// - A sample with a sync identifier replaces a stored sample with the same identifier when
+    ///   its sync version is higher (the old one gets a tombstone); with a lower or equal
+    ///   version it is ignored.
+    /// - Throws: ``StoreError`` (nothing of the batch is kept), or
+    ///   ``HealthModelError/unknownType(_:)`` for a type not in ``registry``.
+    @discardableResult
+    public func save(_ samples: [QuantitySample], state: [String: Data] = [:]) throws -> SaveSummary {
+        try write { w in
+            var summary = SaveSummary()
+            for s in samples {
+                summary.add(try w.insert(s))
+            }
+            let now = Date()
+            for (k, v) in state { try w.setState(k, v, at: now) }
+            return summary
+        }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes the samples with these UUIDs (each leaves a tombstone). Returns how many existed.
+    @discardableResult
+    public func delete(uuids: [UUID]) throws -> Int {
+        try write { w in
+            let del = try w.connection.prepare("DELETE FROM samples WHERE uuid = ?")
+            var n = 0
+            for u in uuids {
+                del.reset()
+                del.bind(1, u)
+                try del.run()
+                n += w.connection.changes
+            }
+            return n
+        }
+    }
+
+    /// Deletes every sample `query` selects (its limit and sort apply). Returns the count.
+    @discardableResult
+    public func delete(matching query: SampleQuery) throws -> Int {
+        try write { w in
+            let (whereSQL, args) = try self.whereClause(query)
+            var sql = "DELETE FROM samples WHERE id IN (SELECT s.id FROM samples s WHERE \(whereSQL)"
+            sql += " ORDER BY \(query.orderBy)"
+            if let limit = query.limit { sql += " LIMIT \(limit)" }
+            sql += ")"
+            let del = try w.connection.prepare(sql, cached: false)
+            del.bind(all: args)
+            try del.run()
+            return w.connection.changes
+        }
+    }
+
+    // MARK: Ids (lock held)
+
+    func typeID(_ type: QuantityType) throws -> Int64 {
+        guard let id = typeIDs[type.identifier], registry.contains(type.identifier) else {
+            throw HealthModelError.unknownType(type.identifier)
+        }
+        return id
+    }
+
+    func type(id: Int64) throws -> QuantityType {
+        guard let t = typesByID[id] else { throw StoreError.corruptRow("type id \(id) is not in this HealthGate's type registry") }
+        return t
+    }
+
+    /// The row id of `source`, creating it (with its default priority) on first sight.
+    func sourceID(_ source: Source) throws -> Int64 {
+        if let id = sourceIDs[source.identifier] { return id }
+        let find = try db.prepare("SELECT id, name, version FROM sources WHERE identifier = ?")
+        find.bind(1, source.identifier)
+        if try find.step() {
+            let id = find.int64(0)
+            let name = find.string(1), version = find.string(2)
+            find.reset()
+            if name != source.name || (source.version != nil && version != source.version) {
+                let upd = try db.prepare("UPDATE sources SET name = ?, version = coalesce(?, version) WHERE id = ?")
+                upd.bind(1, source.name); upd.bind(2, source.version); upd.bind(3, id)
+                try upd.run()
+            }
+            sourceIDs[source.identifier] = id
+            return id
+        }
+        find.reset()
+        let tier = SourcePriority.tier(of: source)
+        // A new source goes above every existing source of its own tier or a lower one.
+        let minRank = try db.prepare("SELECT min(rank) FROM sources WHERE tier >= ?")
+        minRank.bind(1, tier)
+        _ = try minRank.step()
+        var rank = minRank.optionalInt(0)
+        minRank.reset()
+        if rank == nil {
+            let maxRank = try db.prepare("SELECT coalesce(max(rank), 0) + 1 FROM sources")
+            _ = try maxRank.step()
+            rank = maxRank.int(0)
+            maxRank.reset()
+        } else {
+            let shift = try db.prepare("UPDATE sources SET rank = rank + 1 WHERE rank >= ?")
+            shift.bind(1, rank!)
+            try shift.run()
+        }
+        let ins = try db.prepare(
+            "INSERT INTO sources(identifier, name, version, tier, rank, first_seen) VALUES (?, ?, ?, ?, ?, ?)")
+        ins.bind(1, source.identifier); ins.bind(2, source.name); ins.bind(3, source.version)
+        ins.bind(4, tier); ins.bind(5, rank!); ins.bind(6, Date().timeIntervalSince1970)
+        try ins.run()
+        let id = db.lastInsertRowID
+        sourceIDs[source.identifier] = id
+        return id
+    }
+
+    /// The row id of `device`: by local identifier when it has one, else by all its fields.
+    func deviceID(_ device: Device) throws -> Int64 {
+        if let id = deviceIDs[device] { return id }
+        let id: Int64
+        if let local = device.localIdentifier {
+            // Fill in fields the registry row lacks; keep what it has.
+            let up = try db.prepare("""
+                INSERT INTO devices(name, manufacturer, model, hardware_version, firmware_version, software_version,
+                                    local_identifier, udi_device_identifier)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(local_identifier) DO UPDATE SET
+                    name = coalesce(excluded.name, name), manufacturer = coalesce(excluded.manufacturer, manufacturer),
+                    model = coalesce(excluded.model, model),
+                    hardware_version = coalesce(excluded.hardware_version, hardware_version),
+                    firmware_version = coalesce(excluded.firmware_version, firmware_version),
+                    software_version = coalesce(excluded.software_version, software_version),
+                    udi_device_identifier = coalesce(excluded.udi_device_identifier, udi_device_identifier)
+                """)
+            bindDevice(up, device)
+            try up.run()
+            let find = try db.prepare("SELECT id FROM devices WHERE local_identifier = ?")
+            find.bind(1, local)
+            _ = try find.step()
+            id = find.int64(0)
+            find.reset()
+        } else {
+            let find = try db.prepare("""
+                SELECT id FROM devices WHERE name IS ? AND manufacturer IS ? AND model IS ? AND hardware_version IS ?
+                AND firmware_version IS ? AND software_version IS ? AND local_identifier IS ? AND udi_device_identifier IS ?
+                """)
+            bindDevice(find, device)
+            if try find.step() {
+                id = find.int64(0)
+                find.reset()
+            } else {
+                find.reset()
+                let ins = try db.prepare("""
+                    INSERT INTO devices(name, manufacturer, model, hardware_version, firmware_version, software_version,
+                                        local_identifier, udi_device_identifier) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """)
+                bindDevice(ins, device)
+                try ins.run()
+                id = db.lastInsertRowID
+            }
+        }
+        deviceIDs[device] = id
+        return id
+    }
+
+    private func bindDevice(_ s: Statement, _ d: Device) {
+        s.bind(1, d.name); s.bind(2, d.manufacturer); s.bind(3, d.model); s.bind(4, d.hardwareVersion)
+        s.bind(5, d.firmwareVersion); s.bind(6, d.softwareVersion); s.bind(7, d.localIdentifier)
+        s.bind(8, d.udiDeviceIdentifier)
+    }
+}
+
+extension QuantityTypeRegistry {
+    func contains(_ identifier: String) -> Bool {
+        do { _ = try self.type(identifier); return true } catch { return false }
+    }
+}
+
+/// What a ``HealthStore/save(_:state:)`` did with each sample.
+public struct SaveSummary: Sendable, Hashable, CustomStringConvertible {
+    /// New samples stored.
+    public var inserted = 0
+    /// Samples that replaced a stored one with the same sync identifier and a lower version.
+    public var replaced = 0
+    /// Samples not stored because a stored one has the same sync identifier and an equal or
+    /// higher version.
+    public var ignored = 0
+    /// Samples not stored because their UUID is already stored.
+    public var duplicates = 0
+
+    public init() {}
+
+    /// Counts one outcome.
+    public mutating func add(_ outcome: SaveOutcome) {
+        switch outcome {
+        case .inserted: inserted += 1
+        case .replaced: replaced += 1
+        case .ignored: ignored += 1
+        case .duplicate: duplicates += 1
+        }
+    }
+
+    /// Adds another summary's counts.
+    public mutating func add(_ other: SaveSummary) {
+        inserted += other.inserted; replaced += other.replaced
+        ignored += other.ignored; duplicates += other.duplicates
+    }
+
+    public var description: String {
+        "\(inserted) inserted, \(replaced) replaced, \(ignored) ignored (older sync version), \(duplicates) already stored"
+    }
+}
+
+/// What happened to one saved sample.
+public enum SaveOutcome: Sendable, Hashable {
+    /// Stored as new.
+    case inserted
+    /// Stored, replacing an older sync version (which got a tombstone).
+    case replaced
+    /// Not stored: a stored sample has the same sync identifier and an equal or higher version.
+    case ignored
+    /// Not stored: this UUID is already stored.
+    case duplicate
+}

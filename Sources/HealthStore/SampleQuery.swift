@@ -1,0 +1,193 @@
+import Foundation
+import HealthModel
+
+/// Which samples to read or delete (HealthKit's sample query predicate, sort and limit).
+///
+/// Time range: by default a sample matches when its span **overlaps** the half-open range
+/// `[start, end)` — it starts before `end` and ends after `start`; an instantaneous sample
+/// matches when `start ≤ t < end`. ``strictStartDate`` also requires the sample to start at or
+/// after `start`; ``strictEndDate`` requires it to end at or before `end`. A nil bound is open.
+public struct SampleQuery: Sendable, Hashable {
+    /// How results are ordered.
+    public enum SortKey: String, Sendable, Hashable, CaseIterable {
+        case startDate, endDate
+    }
+
+    /// Only this type (nil: every type).
+    public var type: QuantityType?
+    /// Lower bound of the time range.
+    public var start: Date?
+    /// Upper bound (exclusive) of the time range.
+    public var end: Date?
+    /// Require `sample.start ≥ start`.
+    public var strictStartDate: Bool
+    /// Require `sample.end ≤ end`.
+    public var strictEndDate: Bool
+    /// Only samples whose device has this name, local identifier or registry alias.
+    public var device: String?
+    /// Only samples whose source has this name or identifier.
+    public var source: String?
+    /// Only samples with this heart-rate sensor location metadata.
+    public var sensorLocation: HeartRateSensorLocation?
+    /// Only these UUIDs.
+    public var uuids: [UUID]?
+    /// Sort key (ties break on the row id, i.e. save order).
+    public var sortBy: SortKey
+    /// Ascending (oldest first) when true.
+    public var ascending: Bool
+    /// At most this many samples.
+    public var limit: Int?
+
+    /// Creates a query; every filter defaults to "any", sorting to start date ascending.
+    public init(type: QuantityType? = nil, start: Date? = nil, end: Date? = nil,
+                strictStartDate: Bool = false, strictEndDate: Bool = false,
+                device: String? = nil, source: String? = nil,
+                sensorLocation: HeartRateSensorLocation? = nil, uuids: [UUID]? = nil,
+                sortBy: SortKey = .startDate, ascending: Bool = true, limit: Int? = nil) {
+        self.type = type; self.start = start; self.end = end
+        self.strictStartDate = strictStartDate; self.strictEndDate = strictEndDate
+        self.device = device; self.source = source; self.sensorLocation = sensorLocation
+        self.uuids = uuids; self.sortBy = sortBy; self.ascending = ascending; self.limit = limit
+    }
+
+    /// The most recent sample of `type`: sorted by end date, descending, limit 1.
+    public static func mostRecent(_ type: QuantityType) -> SampleQuery {
+        SampleQuery(type: type, sortBy: .endDate, ascending: false, limit: 1)
+    }
+
+    var orderBy: String {
+        let col = sortBy == .startDate ? "s.start" : "s.\"end\""
+        let dir = ascending ? "ASC" : "DESC"
+        return "\(col) \(dir), s.id \(dir)"
+    }
+}
+
+extension HealthStore {
+    /// The samples `query` selects, values in each type's canonical unit.
+    public func samples(_ query: SampleQuery) throws -> [QuantitySample] {
+        try read { db in
+            let (whereSQL, args) = try whereClause(query)
+            var sql = """
+                SELECT s.uuid, s.type_id, s.value, s.start, s."end", src.name, src.identifier, src.version,
+                       d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
+                       d.local_identifier, d.udi_device_identifier, s.device_id,
+                       s.sensor_location, s.sensor_contact, s.motion_context, s.sync_identifier, s.sync_version,
+                       s.metadata, s.rr, s.rr_gap
+                FROM samples s JOIN sources src ON src.id = s.source_id LEFT JOIN devices d ON d.id = s.device_id
+                WHERE \(whereSQL) ORDER BY \(query.orderBy)
+                """
+            if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
+            let st = try db.prepare(sql, cached: false)
+            st.bind(all: args)
+            var out: [QuantitySample] = []
+            while try st.step() { out.append(try decodeSample(st)) }
+            return out
+        }
+    }
+
+    /// The most recent sample (latest end date) of `type`, or nil when there is none.
+    public func mostRecentSample(of type: QuantityType) throws -> QuantitySample? {
+        try samples(.mostRecent(type)).first
+    }
+
+    /// How many samples `query` selects (its limit ignored).
+    public func count(_ query: SampleQuery) throws -> Int {
+        try read { db in
+            let (whereSQL, args) = try whereClause(query)
+            let st = try db.prepare("SELECT count(*) FROM samples s WHERE \(whereSQL)", cached: false)
+            st.bind(all: args)
+            _ = try st.step()
+            return st.int(0)
+        }
+    }
+
+    private func decodeSample(_ st: Statement) throws -> QuantitySample {
+        guard let uuid = st.uuid(0) else { throw StoreError.corruptRow("a sample's uuid is not 16 bytes") }
+        let type = try type(id: st.int64(1))
+        let source = Source(name: st.string(5) ?? "?", identifier: st.string(6), version: st.string(7))
+        var device: Device?
+        if !st.isNull(16) {
+            device = Device(name: st.string(8), manufacturer: st.string(9), model: st.string(10),
+                            hardwareVersion: st.string(11), firmwareVersion: st.string(12),
+                            softwareVersion: st.string(13), localIdentifier: st.string(14),
+                            udiDeviceIdentifier: st.string(15))
+        }
+        var m = Metadata()
+        m.heartRateSensorLocation = st.optionalInt(17).flatMap(HeartRateSensorLocation.init(rawValue:))
+        m.sensorContact = st.optionalInt(18).flatMap(SensorContact.init(rawValue:))
+        m.heartRateMotionContext = st.optionalInt(19).flatMap(HeartRateMotionContext.init(rawValue:))
+        m.syncIdentifier = st.string(20)
+        m.syncVersion = st.optionalInt(21)
+        if let json = st.string(22) { MetadataColumn.decode(json, into: &m) }
+        var rr: RRIntervals?
+        if let blob = st.data(23) { rr = RRIntervals(ticks: RRColumn.decode(blob), precededByGap: st.int(24) != 0) }
+        do {
+            return try QuantitySample(
+                uuid: uuid, type: type, quantity: Quantity(st.double(2), type.canonicalUnit),
+                start: Date(timeIntervalSince1970: st.double(3)), end: Date(timeIntervalSince1970: st.double(4)),
+                source: source, device: device, metadata: m, rrIntervals: rr)
+        } catch {
+            throw StoreError.corruptRow("sample \(uuid): \(error)")
+        }
+    }
+
+    /// The WHERE clause (over `samples s`) and its arguments for `q`.
+    func whereClause(_ q: SampleQuery) throws -> (String, [SQLValue]) {
+        var parts: [String] = []
+        var args: [SQLValue] = []
+        if let t = q.type {
+            parts.append("s.type_id = ?")
+            args.append(.int(try typeID(t)))
+        }
+        let (rangeSQL, rangeArgs) = Self.rangeClause(start: q.start, end: q.end,
+                                                     strictStart: q.strictStartDate, strictEnd: q.strictEndDate)
+        parts += rangeSQL
+        args += rangeArgs
+        if let d = q.device {
+            parts.append("s.device_id IN (SELECT id FROM devices WHERE name = ? OR local_identifier = ? OR alias = ?)")
+            args += [.text(d), .text(d), .text(d)]
+        }
+        if let src = q.source {
+            parts.append("s.source_id IN (SELECT id FROM sources WHERE name = ? OR identifier = ?)")
+            args += [.text(src), .text(src)]
+        }
+        if let loc = q.sensorLocation {
+            parts.append("s.sensor_location = ?")
+            args.append(.int(Int64(loc.rawValue)))
+        }
+        if let uuids = q.uuids {
+            if uuids.isEmpty {
+                parts.append("0")
+            } else {
+                parts.append("s.uuid IN (\(Array(repeating: "?", count: uuids.count).joined(separator: ",")))")
+                args += uuids.map { u in .blob(withUnsafeBytes(of: u.uuid) { Data($0) }) }
+            }
+        }
+        return (parts.isEmpty ? "1" : parts.joined(separator: " AND "), args)
+    }
+
+    /// Overlap (and strictness) conditions for a half-open range `[start, end)`.
+    static func rangeClause(start: Date?, end: Date?, strictStart: Bool = false,
+                            strictEnd: Bool = false) -> ([String], [SQLValue]) {
+        var parts: [String] = []
+        var args: [SQLValue] = []
+        if let e = end {
+            parts.append("s.start < ?")
+            args.append(.double(e.timeIntervalSince1970))
+        }
+        if let b = start {
+            // Ends after the start, or is an instant at or after it.
+            parts.append("(s.\"end\" > ? OR (s.start = s.\"end\" AND s.start >= ?))")
+            args += [.double(b.timeIntervalSince1970), .double(b.timeIntervalSince1970)]
+            if strictStart {
+                parts.append("s.start >= ?")
+                args.append(.double(b.timeIntervalSince1970))
+            }
+        }
+        if let e = end, strictEnd {
+            parts.append("s.\"end\" <= ?")
+            args.append(.double(e.timeIntervalSince1970))
+        }
+        return (parts, args)
+    }
+}

@@ -1,0 +1,102 @@
+/// The store's schema as an ordered list of migrations. `PRAGMA user_version` holds how many
+/// have run; opening a store runs the rest, each in its own transaction. Append, never edit:
+/// a shipped migration is history (docs/store.md).
+enum Schema {
+    static let migrations: [String] = [
+        // 1: the initial schema.
+        """
+        CREATE TABLE types(
+            id INTEGER PRIMARY KEY,
+            identifier TEXT NOT NULL UNIQUE,
+            unit TEXT NOT NULL,
+            aggregation TEXT NOT NULL
+        );
+        CREATE TABLE sources(
+            id INTEGER PRIMARY KEY,
+            identifier TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            version TEXT,
+            tier INTEGER NOT NULL,          -- 0 manual entry, 1 HealthGate's own, 2 other
+            rank INTEGER NOT NULL,          -- 1 = highest priority; ranks are 1…n without gaps
+            first_seen REAL NOT NULL
+        );
+        CREATE TABLE devices(
+            id INTEGER PRIMARY KEY,
+            name TEXT, manufacturer TEXT, model TEXT,
+            hardware_version TEXT, firmware_version TEXT, software_version TEXT,
+            local_identifier TEXT UNIQUE,
+            udi_device_identifier TEXT,
+            kind TEXT NOT NULL DEFAULT 'other' CHECK (kind IN ('ble', 'serial', 'other')),
+            address TEXT,
+            address_type TEXT,
+            alias TEXT,
+            last_seen REAL,
+            battery INTEGER,
+            sensor_location INTEGER,
+            extra TEXT
+        );
+        CREATE INDEX devices_alias ON devices(alias) WHERE alias IS NOT NULL;
+        CREATE INDEX devices_address ON devices(address) WHERE address IS NOT NULL;
+        CREATE TABLE samples(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uuid BLOB NOT NULL UNIQUE,
+            type_id INTEGER NOT NULL REFERENCES types(id),
+            value REAL NOT NULL,
+            start REAL NOT NULL,
+            "end" REAL NOT NULL,
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            device_id INTEGER REFERENCES devices(id),
+            sensor_location INTEGER,
+            sensor_contact INTEGER,
+            motion_context INTEGER,
+            sync_identifier TEXT,
+            sync_version INTEGER,
+            metadata TEXT,
+            rr BLOB,
+            rr_gap INTEGER
+        );
+        CREATE INDEX samples_type_start ON samples(type_id, start);
+        CREATE INDEX samples_type_end ON samples(type_id, "end");
+        CREATE INDEX samples_source ON samples(source_id);
+        CREATE UNIQUE INDEX samples_sync ON samples(sync_identifier) WHERE sync_identifier IS NOT NULL;
+        CREATE TABLE deleted_samples(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            uuid BLOB NOT NULL,
+            type_id INTEGER NOT NULL,
+            deleted_at REAL NOT NULL
+        );
+        -- Every delete leaves a tombstone, whoever deletes (store API, sync replacement, Ingest).
+        CREATE TRIGGER samples_tombstone AFTER DELETE ON samples BEGIN
+            INSERT INTO deleted_samples(uuid, type_id, deleted_at)
+            VALUES (old.uuid, old.type_id, (julianday('now') - 2440587.5) * 86400.0);
+        END;
+        CREATE TABLE state(
+            key TEXT PRIMARY KEY,
+            value BLOB,
+            updated_at REAL NOT NULL
+        );
+        """,
+    ]
+
+    /// The schema version this build writes.
+    static var version: Int { migrations.count }
+
+    /// Brings the database up to ``version``. Safe when several processes open a new file at
+    /// once: each step re-reads `user_version` inside its write transaction.
+    static func migrate(_ db: Connection) throws {
+        let current = try db.userVersion
+        if current > version { throw StoreError.schemaTooNew(found: current, supported: version) }
+        if current == version { return }
+        while true {
+            let done = try db.transaction { () throws -> Bool in
+                let v = try db.userVersion
+                if v > version { throw StoreError.schemaTooNew(found: v, supported: version) }
+                if v == version { return true }
+                try db.execute(migrations[v])
+                try db.setUserVersion(v + 1)
+                return false
+            }
+            if done { return }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HealthModel
+
+/// Writes rows inside one ``HealthStore/write(_:)`` transaction, with the store's lock held.
+///
+/// Package-visible so the Ingest module can build its bulk path on the same statements, id
+/// caches and sync rules as ``HealthStore/save(_:state:)``. Valid only inside the closure it
+/// was passed to.
+package struct StoreWriter {
+    let store: HealthStore
+
+    /// The connection, for statements of the caller's own (same transaction).
+    package var connection: Connection { store.withConnectionUnlocked }
+
+    /// The SQL of the sample insert; `ON CONFLICT(uuid) DO NOTHING` makes re-saves harmless.
+    package static let insertSQL = """
+        INSERT INTO samples(uuid, type_id, value, start, "end", source_id, device_id, sensor_location,
+                            sensor_contact, motion_context, sync_identifier, sync_version, metadata, rr, rr_gap)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uuid) DO NOTHING
+        """
+
+    /// The row id of a type (throws for a type not in the registry).
+    package func typeID(_ t: QuantityType) throws -> Int64 { try store.typeID(t) }
+    /// The row id of a source, created with its default priority on first sight.
+    package func sourceID(_ s: Source) throws -> Int64 { try store.sourceID(s) }
+    /// The row id of a device, created on first sight.
+    package func deviceID(_ d: Device) throws -> Int64 { try store.deviceID(d) }
+
+    /// Inserts one sample, applying the sync-identifier rules.
+    package func insert(_ s: QuantitySample) throws -> SaveOutcome {
+        let db = connection
+        var outcome = SaveOutcome.inserted
+        if let sync = s.metadata.syncIdentifier {
+            let version = s.metadata.syncVersion ?? 0
+            let find = try db.prepare("SELECT id, sync_version FROM samples WHERE sync_identifier = ?")
+            find.bind(1, sync)
+            if try find.step() {
+                let id = find.int64(0), old = find.optionalInt(1) ?? 0
+                find.reset()
+                guard version > old else { return .ignored }
+                let del = try db.prepare("DELETE FROM samples WHERE id = ?")   // trigger writes the tombstone
+                del.bind(1, id)
+                try del.run()
+                outcome = .replaced
+            } else {
+                find.reset()
+            }
+        }
+        let ins = try db.prepare(Self.insertSQL)
+        try bindSample(ins, s)
+        try ins.run()
+        return db.changes == 0 ? .duplicate : outcome
+    }
+
+    /// Binds all 15 columns of ``insertSQL`` for `s`.
+    package func bindSample(_ ins: Statement, _ s: QuantitySample) throws {
+        ins.bind(1, s.uuid)
+        ins.bind(2, try typeID(s.type))
+        ins.bind(3, s.canonicalValue)
+        ins.bind(4, s.startDate.timeIntervalSince1970)
+        ins.bind(5, s.endDate.timeIntervalSince1970)
+        ins.bind(6, try sourceID(s.source))
+        if let d = s.device { ins.bind(7, try deviceID(d)) } else { ins.bindNull(7) }
+        let m = s.metadata
+        ins.bind(8, m.heartRateSensorLocation?.rawValue)
+        ins.bind(9, m.sensorContact?.rawValue)
+        ins.bind(10, m.heartRateMotionContext?.rawValue)
+        ins.bind(11, m.syncIdentifier)
+        ins.bind(12, m.syncVersion)
+        ins.bind(13, MetadataColumn.encode(m))
+        if let rr = s.rrIntervals {
+            ins.bind(14, RRColumn.encode(rr.ticks))
+            ins.bind(15, rr.precededByGap ? 1 : 0)
+        } else {
+            ins.bindNull(14); ins.bindNull(15)
+        }
+    }
+
+    /// Sets (or, with nil, removes) a state value in this transaction.
+    package func setState(_ key: String, _ value: Data?, at date: Date = Date()) throws {
+        let db = connection
+        if let value {
+            let s = try db.prepare("""
+                INSERT INTO state(key, value, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+                """)
+            s.bind(1, key); s.bind(2, value); s.bind(3, date.timeIntervalSince1970)
+            try s.run()
+        } else {
+            let s = try db.prepare("DELETE FROM state WHERE key = ?")
+            s.bind(1, key)
+            try s.run()
+        }
+    }
+}
+
+extension HealthStore {
+    /// The connection without taking the lock: only for code already inside `write`/`read`.
+    var withConnectionUnlocked: Connection { unsafeConnection }
+}
+
+/// RR intervals as a BLOB: each tick count as a little-endian UInt16, oldest first.
+enum RRColumn {
+    static func encode(_ ticks: [UInt16]) -> Data {
+        var d = Data(capacity: ticks.count * 2)
+        for t in ticks { d.append(UInt8(t & 0xFF)); d.append(UInt8(t >> 8)) }
+        return d
+    }
+    static func decode(_ d: Data) -> [UInt16] {
+        let b = [UInt8](d)
+        return stride(from: 0, to: b.count - 1, by: 2).map { UInt16(b[$0]) | UInt16(b[$0 + 1]) << 8 }
+    }
+}
+
+/// The `metadata` column: JSON for what has no column of its own (wasUserEntered, user keys).
+/// `{"wasUserEntered": true, "user": {"k": "text", "n": 1.5, "d": {"date": 1790000000.5}}}`;
+/// NULL when there is nothing to keep.
+enum MetadataColumn {
+    static func encode(_ m: Metadata) -> String? {
+        if m.wasUserEntered == nil && m.user.isEmpty { return nil }
+        var obj: [String: Any] = [:]
+        if let w = m.wasUserEntered { obj["wasUserEntered"] = w }
+        if !m.user.isEmpty {
+            var u: [String: Any] = [:]
+            for (k, v) in m.user {
+                switch v {
+                case .string(let s): u[k] = s
+                case .number(let n): u[k] = n
+                case .date(let d): u[k] = ["date": d.timeIntervalSince1970]
+                }
+            }
+            obj["user"] = u
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: obj, options: [.sortedKeys]) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decode(_ text: String, into m: inout Metadata) {
+        guard let obj = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
+        if let w = obj["wasUserEntered"] as? Bool { m.wasUserEntered = w }
+        if let u = obj["user"] as? [String: Any] {
+            for (k, v) in u {
+                if let s = v as? String { m.user[k] = .string(s) }
+                else if let d = v as? [String: Any], let t = (d["date"] as? NSNumber)?.doubleValue {
+                    m.user[k] = .date(Date(timeIntervalSince1970: t))
+                } else if let n = v as? NSNumber { m.user[k] = .number(n.doubleValue) }
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HealthModel
+@testable import HealthStore
+
+/// A store in a fresh temporary directory, removed when the value is dropped.
+final class TempStore {
+    let dir: URL
+    let store: HealthStore
+    var path: String { store.path }
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("healthstore-tests-\(UUID().uuidString)", isDirectory: true)
+        store = try HealthStore(path: dir.appendingPathComponent("nested/health.sqlite").path)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: dir) }
+}
+
+/// 2026-11-02T00:00:00Z plus `seconds`.
+func t(_ seconds: Double) -> Date { Date(timeIntervalSince1970: 1_793_577_600 + seconds) }
+
+func sample(_ type: QuantityType, _ value: Double, _ unit: HealthUnit? = nil, from: Double, to: Double? = nil,
+            source: Source = Source(name: "Watch", identifier: "com.example.watch"), device: Device? = nil,
+            metadata: Metadata = Metadata(), rr: RRIntervals? = nil, uuid: UUID = UUID.timeOrdered()) throws -> QuantitySample {
+    try QuantitySample(uuid: uuid, type: type, quantity: Quantity(value, unit ?? type.canonicalUnit),
+                       start: t(from), end: t(to ?? from), source: source, device: device,
+                       metadata: metadata, rrIntervals: rr)
+}
+
+/// Runs a SQL scalar query against the store's connection (for checking rows directly).
+func scalar(_ store: HealthStore, _ sql: String) throws -> Int {
+    try store.withConnection { db in
+        let st = try db.prepare(sql, cached: false)
+        _ = try st.step()
+        return st.int(0)
+    }
+}
