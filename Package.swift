@@ -43,6 +43,9 @@ let package = Package(
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"], swiftSettings: strict),
 
         // ---- Bluetooth LE (issues 3, 4)
+        // The Linux transport: raw-HCI LE scanning, advertising-data parsing, the L2CAP ATT
+        // bearer, kernel errors as sentences (helper blelinux).
+        .target(name: "BluetoothLinux", dependencies: ["CBlueZ"], swiftSettings: strict),
 
         // ---- Serial pedometers (issue 5)
 
@@ -69,6 +72,7 @@ let package = Package(
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel"], swiftSettings: strict),
 
         // ---- Bluetooth LE tests
+        .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux"], swiftSettings: strict),
 
         // ---- Serial tests
 

@@ -1,0 +1,230 @@
+import CBlueZ
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// The link security a connection asks the kernel for (`BT_SECURITY`).
+public enum SecurityLevel: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    /// No encryption (the default for a heart-rate strap; nothing is stored on the peer).
+    case low = 1
+    /// Encrypted, unauthenticated: LE "Just Works" pairing; bonded when the adapter is bondable.
+    case medium = 2
+    /// Encrypted and authenticated (MITM-protected: passkey or numeric comparison).
+    case high = 3
+    /// Secure Connections only, 128-bit keys.
+    case fips = 4
+
+    public var description: String {
+        switch self {
+        case .low: return "low (unencrypted)"
+        case .medium: return "medium (encrypted, Just Works)"
+        case .high: return "high (encrypted, authenticated)"
+        case .fips: return "fips (Secure Connections)"
+        }
+    }
+}
+
+/// An L2CAP socket on the LE ATT fixed channel (CID 4) to one device: the kernel's half of an
+/// ATT bearer. It sends and receives whole ATT PDUs (SOCK_SEQPACKET keeps PDU boundaries).
+///
+/// Closing it (``close()``, also on deinit) shuts the socket down, which makes the kernel drop the
+/// LE link once nothing else uses it — so a strap that allows one connection is free again.
+/// If the process is killed the kernel closes the socket the same way.
+///
+/// Thread rules: one reader and one writer may use it concurrently (the kernel serialises), and
+/// ``close()`` may be called from any thread (it wakes a blocked ``receive(timeout:stop:)``).
+public final class L2CAPSocket: @unchecked Sendable {
+    /// The device at the other end.
+    public let address: BluetoothAddress
+    /// Its address type.
+    public let addressType: AddressType
+    private let fdState: Mutex<Int32>
+    private let wake = StopSignal()
+
+    /// The ATT fixed channel.
+    public static let attCID: UInt16 = 4
+    /// The largest PDU read at once (the kernel's default LE MTU is well below).
+    public static let maxPDU = 1024
+
+    private init(fd: Int32, address: BluetoothAddress, addressType: AddressType) {
+        self.fdState = Mutex(fd)
+        self.address = address
+        self.addressType = addressType
+    }
+
+    deinit { close() }
+
+    /// Connects to `address` on the ATT channel.
+    ///
+    /// - Parameters:
+    ///   - adapter: the local adapter to use (its address is bound); `nil` lets the kernel choose.
+    ///   - security: the level requested before connecting; `.medium` or higher makes the kernel
+    ///     pair (and, on a bondable adapter, bond) before the channel is usable.
+    ///   - timeout: seconds before giving up (the kernel's own LE connect timeout is 20 s).
+    ///   - stop: aborts the attempt when triggered (Ctrl-C); the error is then `.connectTimeout`.
+    /// - Throws: ``BluetoothError`` with the kernel's reason mapped to a sentence.
+    public static func connect(to address: BluetoothAddress, type: AddressType, adapter: Adapter? = nil,
+                               security: SecurityLevel = .low, timeout: Double = 15,
+                               stop: StopSignal? = nil) throws -> L2CAPSocket {
+        let op = BluetoothError.Operation.connect(address, timeoutSeconds: timeout)
+        let fd = socket(PF_BLUETOOTH, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_L2CAP)
+        guard fd >= 0 else { throw BluetoothError(errno: errno, during: .open(adapter: adapter?.name)) }
+        var ok = false
+        defer { if !ok { Glibc.close(fd) } }
+
+        var local = sockaddr_l2()
+        local.l2_family = sa_family_t(AF_BLUETOOTH)
+        local.l2_cid = attCID.littleEndian
+        local.l2_bdaddr_type = UInt8(BDADDR_LE_PUBLIC)
+        if let adapter { setBdaddr(&local.l2_bdaddr, adapter.address) }
+        guard withSockaddr(&local, { bind(fd, $0, $1) }) == 0 else {
+            throw BluetoothError(errno: errno, during: .open(adapter: adapter?.name))
+        }
+        if security != .low {
+            var bs = bt_security(level: security.rawValue, key_size: 0)
+            guard setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &bs, socklen_t(MemoryLayout<bt_security>.size)) == 0 else {
+                throw BluetoothError(errno: errno, during: .secure(address))
+            }
+        }
+
+        var remote = sockaddr_l2()
+        remote.l2_family = sa_family_t(AF_BLUETOOTH)
+        remote.l2_cid = attCID.littleEndian
+        remote.l2_bdaddr_type = type.kernelValue
+        setBdaddr(&remote.l2_bdaddr, address)
+
+        // Non-blocking connect so the timeout and Ctrl-C are ours, not the kernel's 20 s.
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        if withSockaddr(&remote, { Glibc.connect(fd, $0, $1) }) != 0 {
+            let e = errno
+            guard e == EINPROGRESS || e == EAGAIN else { throw BluetoothError(errno: e, during: op) }
+            var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
+            if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
+            let deadline = monotonicSeconds() + timeout
+            while true {
+                let left = deadline - monotonicSeconds()
+                if left <= 0 { throw BluetoothError(errno: ETIMEDOUT, during: op) }
+                let n = poll(&fds, nfds_t(fds.count), Int32(left * 1000) + 1)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { throw BluetoothError(errno: errno, during: op) }
+                if n == 0 { continue }
+                if fds.count > 1, fds[1].revents != 0 {
+                    throw BluetoothError(.connectTimeout, "Connecting to \(address) was interrupted.", errno: EINTR)
+                }
+                var soError: Int32 = 0
+                var len = socklen_t(MemoryLayout<Int32>.size)
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &len)
+                if soError != 0 { throw BluetoothError(errno: soError, during: op) }
+                if fds[0].revents & Int16(POLLOUT) != 0 { break }
+                if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { throw BluetoothError(errno: ECONNRESET, during: op) }
+            }
+        }
+        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        ok = true
+        return L2CAPSocket(fd: fd, address: address, addressType: type)
+    }
+
+    /// True until ``close()``.
+    public var isOpen: Bool { fdState.withLock { $0 >= 0 } }
+
+    /// The link's current security level and encryption key size (`BT_SECURITY`).
+    public func security() throws -> (level: UInt8, keySize: UInt8) {
+        let fd = fdState.withLock { $0 }
+        var bs = bt_security()
+        var len = socklen_t(MemoryLayout<bt_security>.size)
+        guard getsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &bs, &len) == 0 else {
+            throw BluetoothError(errno: errno, during: .secure(address))
+        }
+        return (bs.level, bs.key_size)
+    }
+
+    /// Raises the security of the live link (what bluetoothd does on "Insufficient Encryption")
+    /// and waits up to `timeout` seconds for the kernel to report it reached.
+    public func raiseSecurity(to level: SecurityLevel, timeout: Double = 10) throws {
+        let fd = fdState.withLock { $0 }
+        var bs = bt_security(level: level.rawValue, key_size: 0)
+        guard setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &bs, socklen_t(MemoryLayout<bt_security>.size)) == 0 else {
+            throw BluetoothError(errno: errno, during: .secure(address))
+        }
+        let deadline = monotonicSeconds() + timeout
+        while monotonicSeconds() < deadline {
+            if try security().level >= level.rawValue { return }
+            if wake.wait(seconds: 0.1) { break }
+        }
+        throw BluetoothError(.pairingFailed,
+                             "Pairing with \(address) did not complete within \(Int(timeout)) s: make sure a Bluetooth agent (bluetoothd) is running to confirm Just Works pairing, and that the strap is in pairing mode.")
+    }
+
+    /// Sends one ATT PDU.
+    /// - Throws: ``BluetoothError`` `.linkLost` when the link is gone.
+    public func send(_ pdu: [UInt8]) throws {
+        let fd = fdState.withLock { $0 }
+        guard fd >= 0 else { throw BluetoothError(errno: ENOTCONN, during: .io(address)) }
+        while true {
+            let n = pdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n == pdu.count { return }
+            if n < 0 && errno == EINTR { continue }
+            throw BluetoothError(errno: n < 0 ? errno : EIO, during: .io(address))
+        }
+    }
+
+    /// Waits for the next ATT PDU.
+    /// - Parameters:
+    ///   - timeout: seconds to wait; `nil` waits until a PDU, the link drops, `stop` or ``close()``.
+    /// - Returns: the PDU, or `nil` on timeout, `stop`, or a local ``close()``.
+    /// - Throws: ``BluetoothError`` `.linkLost` when the peer or the kernel ended the link.
+    public func receive(timeout: Double? = nil, stop: StopSignal? = nil) throws -> [UInt8]? {
+        let fd = fdState.withLock { $0 }
+        guard fd >= 0 else { return nil }
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
+        if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
+        let deadline = timeout.map { monotonicSeconds() + $0 }
+        while true {
+            var ms: Int32 = -1
+            if let deadline {
+                let left = deadline - monotonicSeconds()
+                if left <= 0 { return nil }
+                ms = Int32(left * 1000) + 1
+            }
+            let n = poll(&fds, nfds_t(fds.count), ms)
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw BluetoothError(errno: errno, during: .io(address)) }
+            if n == 0 { continue }
+            if fds[1].revents != 0 || (fds.count > 2 && fds[2].revents != 0) { return nil }
+            var buf = [UInt8](repeating: 0, count: Self.maxPDU)
+            let r = read(fd, &buf, buf.count)
+            if r > 0 { return Array(buf[0..<r]) }
+            if r == 0 { throw BluetoothError(.linkLost, "\(address) disconnected.", errno: ECONNRESET) }
+            if errno == EINTR || errno == EAGAIN { continue }
+            throw BluetoothError(errno: errno, during: .io(address))
+        }
+    }
+
+    /// Shuts the link down and closes the socket. Idempotent, callable from any thread; wakes a
+    /// blocked ``receive(timeout:stop:)``.
+    public func close() {
+        let fd = fdState.withLock { fd -> Int32 in
+            let old = fd
+            fd = -1
+            return old
+        }
+        guard fd >= 0 else { return }
+        wake.trigger()
+        shutdown(fd, Int32(SHUT_RDWR))
+        Glibc.close(fd)
+    }
+}
+
+private func setBdaddr(_ b: inout bdaddr_t, _ address: BluetoothAddress) {
+    let le = address.littleEndianBytes
+    withUnsafeMutableBytes(of: &b) { raw in for i in 0..<6 { raw[i] = le[i] } }
+}
+
+private func withSockaddr<R>(_ a: inout sockaddr_l2, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    withUnsafePointer(to: &a) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+    }
+}
