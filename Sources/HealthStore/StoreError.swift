@@ -13,6 +13,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case corruptRow(String)
     /// No source or device matched a name the caller gave.
     case notFound(String)
+    /// The query itself is wrong (an unparsable interval, no statistics option, too many buckets).
+    case invalidQuery(String)
 
     /// SQLite's primary result code (the low byte of the extended code), or nil.
     public var primaryCode: Int32? {
@@ -39,12 +41,13 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .schemaTooNew: return .config
         case .corruptRow: return .corrupt
         case .notFound: return .data
+        case .invalidQuery: return .usage
         }
     }
 
     /// Broad failure classes (each maps to one sysexits code in the CLI).
     public enum Kind: Sendable {
-        case io, busy, permission, corrupt, data, config, `internal`
+        case io, busy, permission, corrupt, data, usage, config, `internal`
     }
 
     public var description: String {
@@ -69,6 +72,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .corruptRow(let what):
             return "a stored row is unreadable: \(what)."
         case .notFound(let what):
+            return "\(what)."
+        case .invalidQuery(let what):
             return "\(what)."
         }
     }

@@ -1,0 +1,456 @@
+import Foundation
+import HealthModel
+
+/// What to compute: a type, options, an optional half-open range `[start, end)` and filters.
+///
+/// Samples are selected by overlap with the range (as in ``SampleQuery``), and every number
+/// counts only the part of a sample inside the range — see docs/queries.md for the exact rules.
+public struct StatisticsQuery: Sendable, Hashable {
+    /// The quantity type.
+    public var type: QuantityType
+    /// What to compute; checked against the type's aggregation style.
+    public var options: StatisticsOptions
+    /// Range start (nil: open).
+    public var start: Date?
+    /// Range end, exclusive (nil: open).
+    public var end: Date?
+    /// Only samples from this device (name, local identifier or alias).
+    public var device: String?
+    /// Only samples from this source (name or identifier).
+    public var source: String?
+    /// Only samples with this sensor location.
+    public var sensorLocation: HeartRateSensorLocation?
+
+    /// Creates a query over all time unless `start`/`end` are given.
+    public init(type: QuantityType, options: StatisticsOptions, start: Date? = nil, end: Date? = nil,
+                device: String? = nil, source: String? = nil, sensorLocation: HeartRateSensorLocation? = nil) {
+        self.type = type; self.options = options; self.start = start; self.end = end
+        self.device = device; self.source = source; self.sensorLocation = sensorLocation
+    }
+
+    var sampleQuery: SampleQuery {
+        SampleQuery(type: type, start: start, end: end, device: device, source: source, sensorLocation: sensorLocation)
+    }
+}
+
+/// The numbers one statistics result holds. Only the fields the options asked for are set;
+/// a field is also nil when no sample contributed.
+public struct StatisticValues: Sendable, Hashable {
+    /// cumulativeSum.
+    public var sum: Double?
+    /// discreteAverage (time-weighted for temporally weighted types).
+    public var average: Double?
+    /// discreteMin.
+    public var minimum: Double?
+    /// discreteMax.
+    public var maximum: Double?
+    /// mostRecent: the value of the contributing sample with the latest end date.
+    public var mostRecent: Double?
+    /// The span of the most recent sample.
+    public var mostRecentStart: Date?
+    /// The span of the most recent sample.
+    public var mostRecentEnd: Date?
+    /// How many samples contributed (after merging).
+    public var sampleCount = 0
+
+    public init() {}
+
+    func converted(from a: HealthUnit, to b: HealthUnit) throws -> StatisticValues {
+        var v = self
+        func c(_ x: Double?) throws -> Double? { try x.map { try a.convert($0, to: b) } }
+        v.sum = sum.map { $0 * a.factor / b.factor }   // a sum converts without offsets
+        v.average = try c(average); v.minimum = try c(minimum); v.maximum = try c(maximum)
+        v.mostRecent = try c(mostRecent)
+        return v
+    }
+}
+
+/// One source's share of a statistics result (with `separateBySource`).
+public struct SourceStatistics: Sendable, Hashable {
+    /// The source.
+    public var source: Source
+    /// Its priority rank (1 wins).
+    public var rank: Int
+    /// Its numbers, computed from its samples alone.
+    public var values: StatisticValues
+}
+
+/// One statistics result (HKStatistics): over a query range or over one collection bucket.
+public struct Statistics: Sendable, Hashable {
+    /// The type.
+    public var type: QuantityType
+    /// Bucket (or range) start; nil for an open range.
+    public var start: Date?
+    /// Bucket (or range) end, exclusive; nil for an open range.
+    public var end: Date?
+    /// The unit every value is in.
+    public var unit: HealthUnit
+    /// Merged across sources (the default HealthKit result).
+    public var values: StatisticValues
+    /// Per source, highest priority first; nil unless `separateBySource` was asked for.
+    public var sources: [SourceStatistics]?
+
+    /// The same result with every value in `unit`.
+    /// - Throws: ``HealthModelError/incompatibleUnits(_:_:)`` naming both units.
+    public func converted(to unit: HealthUnit) throws -> Statistics {
+        guard unit.isCompatible(with: self.unit) else { throw HealthModelError.incompatibleUnits(self.unit, unit) }
+        var s = self
+        s.values = try values.converted(from: self.unit, to: unit)
+        s.sources = try sources?.map { var x = $0; x.values = try $0.values.converted(from: self.unit, to: unit); return x }
+        s.unit = unit
+        return s
+    }
+}
+
+/// A statistics-collection interval: fixed minutes or hours, or calendar days or weeks.
+public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
+    case minutes(Int), hours(Int), days(Int), weeks(Int)
+
+    /// Parses `30m`, `1h`, `1d`, `2w` (also `min`, `hour(s)`, `day(s)`, `week(s)`).
+    public init(parsing text: String) throws {
+        let s = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let digits = s.prefix { $0.isNumber }
+        let unit = s.dropFirst(digits.count)
+        guard let n = Int(digits.isEmpty ? "1" : digits), n > 0 else {
+            throw StoreError.invalidQuery("'\(text)' is not an interval: use a positive count and m, h, d or w (30m, 1h, 1d, 1w)")
+        }
+        switch unit {
+        case "m", "min", "mins", "minute", "minutes": self = .minutes(n)
+        case "h", "hour", "hours": self = .hours(n)
+        case "d", "day", "days": self = .days(n)
+        case "w", "week", "weeks": self = .weeks(n)
+        default: throw StoreError.invalidQuery("'\(text)' is not an interval: use a positive count and m, h, d or w (30m, 1h, 1d, 1w)")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .minutes(let n): "\(n)m"
+        case .hours(let n): "\(n)h"
+        case .days(let n): "\(n)d"
+        case .weeks(let n): "\(n)w"
+        }
+    }
+
+    /// The nominal length, for estimating bucket indexes.
+    var nominalSeconds: Double {
+        switch self {
+        case .minutes(let n): Double(n) * 60
+        case .hours(let n): Double(n) * 3600
+        case .days(let n): Double(n) * 86400
+        case .weeks(let n): Double(n) * 604_800
+        }
+    }
+
+    /// The start of bucket `k` counted from `anchor`: fixed seconds for minutes and hours,
+    /// calendar days in `calendar`'s time zone for days and weeks (so a DST day is 23 or 25 h).
+    func bucketStart(_ k: Int, anchor: Date, calendar: Calendar) -> Date {
+        switch self {
+        case .minutes, .hours:
+            return anchor.addingTimeInterval(Double(k) * nominalSeconds)
+        case .days(let n):
+            return calendar.date(byAdding: .day, value: k * n, to: anchor) ?? anchor.addingTimeInterval(Double(k) * nominalSeconds)
+        case .weeks(let n):
+            return calendar.date(byAdding: .day, value: k * n * 7, to: anchor) ?? anchor.addingTimeInterval(Double(k) * nominalSeconds)
+        }
+    }
+}
+
+extension HealthStore {
+    /// The most buckets one collection may have.
+    public static let maximumBuckets = 200_000
+
+    /// Statistics over the query's range (all time when it has none), merged across sources,
+    /// plus per-source results with `separateBySource`.
+    /// - Throws: ``HealthModelError/optionNotAllowed(option:type:style:)`` for options that do
+    ///   not fit the type; ``StoreError`` on database errors.
+    public func statistics(_ query: StatisticsQuery) throws -> Statistics {
+        try validate(query.options, query.type)
+        let (points, ranks) = try loadPoints(query)
+        let range = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
+                           hi: query.end?.timeIntervalSince1970 ?? .infinity)
+        return results(points: points, ranks: ranks, buckets: [range], clip: range, query: query)[0]
+    }
+
+    /// Statistics per bucket (HKStatisticsCollectionQuery). Buckets start at `anchor` (default:
+    /// midnight in `timeZone` of the range start) and repeat every `interval` in both
+    /// directions without gaps; every bucket that overlaps the range is returned, in order,
+    /// empty ones included. Without a range, the range is the span of the matching samples.
+    public func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval,
+                                     anchor: Date? = nil, timeZone: TimeZone = .current) throws -> [Statistics] {
+        try validate(query.options, query.type)
+        let (points, ranks) = try loadPoints(query)
+        guard let from = query.start?.timeIntervalSince1970 ?? points.map(\.start).min(),
+              let to = query.end?.timeIntervalSince1970 ?? points.map(\.end).max() else { return [] }
+        guard to >= from else {
+            throw StoreError.invalidQuery("the range ends (\(ISO8601.string(Date(timeIntervalSince1970: to)))) before it starts")
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let fromDate = Date(timeIntervalSince1970: from)
+        let anchorDate = anchor ?? calendar.startOfDay(for: fromDate)
+        // Find the bucket holding `from`, then walk forward until `to`.
+        var k = Int(((from - anchorDate.timeIntervalSince1970) / interval.nominalSeconds).rounded(.down))
+        while interval.bucketStart(k, anchor: anchorDate, calendar: calendar).timeIntervalSince1970 > from { k -= 1 }
+        while interval.bucketStart(k + 1, anchor: anchorDate, calendar: calendar).timeIntervalSince1970 <= from { k += 1 }
+        var buckets: [Bucket] = []
+        var lo = interval.bucketStart(k, anchor: anchorDate, calendar: calendar).timeIntervalSince1970
+        repeat {
+            let hi = interval.bucketStart(k + 1, anchor: anchorDate, calendar: calendar).timeIntervalSince1970
+            buckets.append(Bucket(lo: lo, hi: hi))
+            lo = hi
+            k += 1
+            if buckets.count > Self.maximumBuckets {
+                throw StoreError.invalidQuery(
+                    "an interval of \(interval) over this range makes more than \(Self.maximumBuckets) buckets; use a longer interval or a shorter range")
+            }
+        } while lo < to
+        let clip = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
+                          hi: query.end?.timeIntervalSince1970 ?? .infinity)
+        return results(points: points, ranks: ranks, buckets: buckets, clip: clip, query: query)
+    }
+
+    private func validate(_ options: StatisticsOptions, _ type: QuantityType) throws {
+        try options.validate(for: type)
+        let values: StatisticsOptions = [.discreteAverage, .discreteMin, .discreteMax, .cumulativeSum, .mostRecent]
+        if options.intersection(values).isEmpty {
+            throw StoreError.invalidQuery(type.aggregationStyle == .cumulative
+                ? "choose what to compute: cumulativeSum and/or mostRecent"
+                : "choose what to compute: discreteAverage, discreteMin, discreteMax and/or mostRecent")
+        }
+    }
+
+    private func loadPoints(_ query: StatisticsQuery) throws -> ([StatPoint], [Int64: (rank: Int, source: Source)]) {
+        try read { db in
+            let (whereSQL, args) = try whereClause(query.sampleQuery)
+            let st = try db.prepare(
+                "SELECT s.value, s.start, s.\"end\", s.source_id, s.id FROM samples s WHERE \(whereSQL) ORDER BY s.start, s.id",
+                cached: false)
+            st.bind(all: args)
+            var points: [StatPoint] = []
+            while try st.step() {
+                points.append(StatPoint(value: st.double(0), start: st.double(1), end: st.double(2),
+                                        source: st.int64(3), id: st.int64(4)))
+            }
+            return (points, try sourceRanks(db))
+        }
+    }
+
+    private func results(points: [StatPoint], ranks: [Int64: (rank: Int, source: Source)], buckets: [Bucket],
+                         clip: Bucket, query: StatisticsQuery) -> [Statistics] {
+        let style = query.type.aggregationStyle
+        let merged = StatisticsEngine.compute(
+            StatisticsEngine.merge(points, rank: { ranks[$0]?.rank ?? Int.max }),
+            buckets: buckets, clip: clip, style: style, options: query.options)
+        var perSource: [(Int64, [StatisticValues])] = []
+        if query.options.contains(.separateBySource) {
+            let bySource = Dictionary(grouping: points, by: \.source)
+            for id in bySource.keys.sorted(by: { (ranks[$0]?.rank ?? .max, $0) < (ranks[$1]?.rank ?? .max, $1) }) {
+                let survivors = bySource[id]!.map { StatSurvivor(point: $0, pieces: [Bucket(lo: $0.start, hi: $0.end)]) }
+                perSource.append((id, StatisticsEngine.compute(survivors, buckets: buckets, clip: clip,
+                                                               style: style, options: query.options)))
+            }
+        }
+        return buckets.indices.map { i in
+            let b = buckets[i]
+            var sources: [SourceStatistics]?
+            if query.options.contains(.separateBySource) {
+                sources = perSource.map { id, values in
+                    SourceStatistics(source: ranks[id]?.source ?? Source(name: "?"), rank: ranks[id]?.rank ?? 0,
+                                     values: values[i])
+                }
+            }
+            return Statistics(type: query.type,
+                              start: b.lo.isFinite ? Date(timeIntervalSince1970: b.lo) : nil,
+                              end: b.hi.isFinite ? Date(timeIntervalSince1970: b.hi) : nil,
+                              unit: query.type.canonicalUnit, values: merged[i], sources: sources)
+        }
+    }
+}
+
+/// A half-open interval `[lo, hi)` in Unix seconds.
+struct Bucket: Sendable, Hashable {
+    var lo: Double
+    var hi: Double
+}
+
+/// One sample as statistics see it.
+struct StatPoint: Sendable, Hashable {
+    var value: Double
+    var start: Double
+    var end: Double
+    var source: Int64
+    var id: Int64
+    var isInstant: Bool { start == end }
+}
+
+/// A sample after merging: the parts of its span no higher-priority source covers. An
+/// instantaneous survivor has no pieces (it either survives whole or not at all).
+struct StatSurvivor: Sendable {
+    var point: StatPoint
+    var pieces: [Bucket]
+}
+
+/// The statistics arithmetic, kept free of SQL so the rules read in one place
+/// (docs/queries.md states them in prose).
+enum StatisticsEngine {
+    /// Merges sources by priority: sources are visited highest priority first; a sample keeps
+    /// only the parts of its span not covered by any sample of a higher-priority source (as
+    /// closed intervals), and an instantaneous sample survives only if no higher-priority
+    /// sample's span contains its instant. Samples of one source never cover each other.
+    static func merge(_ points: [StatPoint], rank: (Int64) -> Int) -> [StatSurvivor] {
+        let bySource = Dictionary(grouping: points, by: \.source)
+        if bySource.count <= 1 {
+            return points.map { StatSurvivor(point: $0, pieces: $0.isInstant ? [] : [Bucket(lo: $0.start, hi: $0.end)]) }
+        }
+        let order = bySource.keys.sorted { (rank($0), $0) < (rank($1), $1) }
+        var covered: [Bucket] = []   // sorted, disjoint, closed
+        var out: [StatSurvivor] = []
+        for src in order {
+            let group = bySource[src]!
+            for p in group {
+                if p.isInstant {
+                    if !isCovered(p.start, covered) { out.append(StatSurvivor(point: p, pieces: [])) }
+                } else {
+                    let pieces = subtract(covered, from: Bucket(lo: p.start, hi: p.end))
+                    if !pieces.isEmpty { out.append(StatSurvivor(point: p, pieces: pieces)) }
+                }
+            }
+            covered = union(covered + group.map { Bucket(lo: $0.start, hi: $0.end) })
+        }
+        return out
+    }
+
+    /// Index of the first interval whose end is ≥ x.
+    static func firstEnding(atOrAfter x: Double, _ list: [Bucket]) -> Int {
+        var lo = 0, hi = list.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if list[mid].hi < x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    static func isCovered(_ x: Double, _ covered: [Bucket]) -> Bool {
+        let i = firstEnding(atOrAfter: x, covered)
+        return i < covered.count && covered[i].lo <= x
+    }
+
+    /// The positive-length parts of `span` outside every interval of `covered`.
+    static func subtract(_ covered: [Bucket], from span: Bucket) -> [Bucket] {
+        var out: [Bucket] = []
+        var cur = span.lo
+        var i = firstEnding(atOrAfter: span.lo, covered)
+        while i < covered.count, covered[i].lo < span.hi {
+            if covered[i].lo > cur { out.append(Bucket(lo: cur, hi: covered[i].lo)) }
+            cur = max(cur, covered[i].hi)
+            i += 1
+        }
+        if cur < span.hi { out.append(Bucket(lo: cur, hi: span.hi)) }
+        return out
+    }
+
+    /// Sorted, disjoint union of closed intervals (touching intervals join).
+    static func union(_ list: [Bucket]) -> [Bucket] {
+        let sorted = list.sorted { ($0.lo, $0.hi) < ($1.lo, $1.hi) }
+        var out: [Bucket] = []
+        for b in sorted {
+            if let last = out.last, b.lo <= last.hi {
+                out[out.count - 1].hi = max(last.hi, b.hi)
+            } else {
+                out.append(b)
+            }
+        }
+        return out
+    }
+
+    struct Accumulator {
+        var sum = 0.0
+        var weighted = 0.0
+        var weight = 0.0
+        var minimum = Double.infinity
+        var maximum = -Double.infinity
+        var recent: StatPoint?
+        var count = 0
+
+        mutating func add(_ p: StatPoint, amount: Double, weight w: Double) {
+            sum += amount
+            weighted += p.value * w
+            weight += w
+            minimum = min(minimum, p.value)
+            maximum = max(maximum, p.value)
+            if let r = recent {
+                if (p.end, p.start, p.id) > (r.end, r.start, r.id) { recent = p }
+            } else {
+                recent = p
+            }
+            count += 1
+        }
+
+        func values(_ options: StatisticsOptions) -> StatisticValues {
+            var v = StatisticValues()
+            v.sampleCount = count
+            guard count > 0 else { return v }
+            if options.contains(.cumulativeSum) { v.sum = sum }
+            if options.contains(.discreteAverage) { v.average = weight > 0 ? weighted / weight : nil }
+            if options.contains(.discreteMin) { v.minimum = minimum }
+            if options.contains(.discreteMax) { v.maximum = maximum }
+            if options.contains(.mostRecent), let r = recent {
+                v.mostRecent = r.value
+                v.mostRecentStart = Date(timeIntervalSince1970: r.start)
+                v.mostRecentEnd = Date(timeIntervalSince1970: r.end)
+            }
+            return v
+        }
+    }
+
+    /// Computes each bucket's values. Each bucket is first clipped to `clip` (the query range).
+    ///
+    /// - A sample with a span contributes to every bucket its surviving pieces overlap by a
+    ///   positive length `o`: a cumulative sample adds `value × o / duration` (apportioned by
+    ///   time); a discrete sample is counted with weight `o` seconds (temporally weighted
+    ///   types) or 1 (arithmetic types).
+    /// - An instantaneous sample belongs to the one bucket with `lo ≤ t < hi`; it adds its
+    ///   whole value, and weighs 1 second (temporally weighted) or 1 (arithmetic).
+    static func compute(_ survivors: [StatSurvivor], buckets: [Bucket], clip: Bucket,
+                        style: AggregationStyle, options: StatisticsOptions) -> [StatisticValues] {
+        let ranges = buckets.map { Bucket(lo: max($0.lo, clip.lo), hi: min($0.hi, clip.hi)) }
+        var acc = [Accumulator](repeating: Accumulator(), count: buckets.count)
+        // Buckets are sorted and contiguous, so the first bucket with hi > x is found by bisection.
+        func firstBucket(endingAfter x: Double) -> Int {
+            var lo = 0, hi = ranges.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if ranges[mid].hi <= x { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+        var overlap: [Int: Double] = [:]
+        for s in survivors {
+            let p = s.point
+            if p.isInstant {
+                let i = firstBucket(endingAfter: p.start)
+                if i < ranges.count, ranges[i].lo <= p.start, p.start < ranges[i].hi {
+                    acc[i].add(p, amount: p.value, weight: 1)
+                }
+                continue
+            }
+            overlap.removeAll(keepingCapacity: true)
+            for piece in s.pieces {
+                var i = firstBucket(endingAfter: piece.lo)
+                while i < ranges.count, ranges[i].lo < piece.hi {
+                    let o = min(piece.hi, ranges[i].hi) - max(piece.lo, ranges[i].lo)
+                    if o > 0 { overlap[i, default: 0] += o }
+                    i += 1
+                }
+            }
+            let duration = p.end - p.start
+            for (i, o) in overlap {
+                let amount = p.value * o / duration
+                let w = style == .discreteTemporallyWeighted ? o : 1
+                acc[i].add(p, amount: amount, weight: w)
+            }
+        }
+        return acc.map { $0.values(options) }
+    }
+}
