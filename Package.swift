@@ -61,6 +61,7 @@ let package = Package(
             dependencies: [
                 "HealthModel",
                 "HealthStore",
+                "BluetoothLinux",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -18,6 +18,8 @@ struct HealthGate: AsyncParsableCommand {
             TypesCommand.self,
 
             // Bluetooth LE heart rate (issue 3)
+            ScanCommand.self,
+            DevicesCommand.self,
 
             // Serial pedometers (issue 5)
 

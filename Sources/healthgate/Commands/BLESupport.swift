@@ -1,0 +1,88 @@
+import ArgumentParser
+import BluetoothLinux
+import Dispatch
+import Foundation
+import HealthStore
+
+// Shared plumbing of the Bluetooth LE commands (scan, pair, devices, live, reset-energy, record).
+
+extension BluetoothError: SysexitConvertible {
+    /// The agreed sysexits code: 69 unavailable, 75 try again, 74 link lost, 77 permissions.
+    var sysexit: Sysexit { Sysexit(rawValue: exitCode) ?? .unavailable }
+}
+
+/// `--adapter hciN`.
+struct AdapterOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The local Bluetooth adapter to use.",
+        discussion: "Defaults to the first powered adapter. `btmgmt info` or `ls /sys/class/bluetooth` lists them.",
+        valueName: "hciN"))
+    var adapter: String?
+
+    /// The adapter, checked to exist and be powered.
+    func resolve() throws -> Adapter { try Adapter.resolve(adapter) }
+}
+
+/// Turns Ctrl-C (SIGINT) and SIGTERM into a ``StopSignal`` so blocking Bluetooth loops end
+/// cleanly and close their sockets (a strap that allows one connection is then free again).
+/// A second Ctrl-C exits at once (the kernel still closes the sockets).
+final class InterruptTrap: @unchecked Sendable {
+    // @unchecked: the sources are set once in init and only cancelled in deinit.
+    let stop = StopSignal()
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            let stop = self.stop
+            source.setEventHandler {
+                if stop.isTriggered { _exit(130) }
+                stop.trigger()
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    deinit {
+        for s in sources { s.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+/// Opens the health store, turning its errors into sentences with sysexits codes.
+func openHealthStore(_ location: StoreLocation) throws -> HealthStore {
+    do { return try HealthStore(path: location.path) } catch let e as StoreError {
+        throw storeFailure(e)
+    }
+}
+
+/// A store error as a ``CLIFailure`` with the matching exit code.
+func storeFailure(_ e: StoreError) -> CLIFailure {
+    let code: Sysexit
+    switch e.kind {
+    case .io: code = .ioError
+    case .busy: code = .tempFail
+    case .permission: code = .noPermission
+    case .corrupt, .data: code = .dataError
+    case .config: code = .config
+    case .internal: code = .software
+    }
+    return CLIFailure(e.description, code: code)
+}
+
+/// True when stdout is a terminal (live-updating tables are drawn only then).
+var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
+/// Pads or cuts `s` to `width` columns.
+func column(_ s: String, _ width: Int) -> String {
+    s.count >= width ? String(s.prefix(width - 1)) + " " : s.padding(toLength: width, withPad: " ", startingAt: 0)
+}
+
+/// Writes to stdout immediately (tables redraw in place; pipes see lines at once).
+func emitLine(_ s: String) {
+    print(s)
+    fflush(nil)
+}

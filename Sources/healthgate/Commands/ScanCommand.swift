@@ -1,0 +1,173 @@
+import ArgumentParser
+import BluetoothLinux
+import Foundation
+import HealthModel
+
+/// `healthgate scan`: heart-rate straps nearby, live.
+struct ScanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Find Bluetooth LE heart-rate straps nearby (address, type, name, signal).",
+        discussion: """
+            Scans actively on a raw HCI socket with duplicate filtering off, so the signal strength \
+            (RSSI) updates live. A strap is a device advertising the Heart Rate service (0x180D) in \
+            either service list, or whose name looks like one (Polar H…, …HRM…, TICKR). Wear the \
+            strap: most only advertise with skin contact.
+
+            The table redraws in place on a terminal. With --json, one JSON object per device is \
+            printed when the scan ends: address, addressType, name, rssi, services (16-bit UUIDs \
+            as hex), heartRate (bool), connectable, txPower, manufacturer, reports.
+
+            Needs CAP_NET_RAW and CAP_NET_ADMIN (root, or `setcap cap_net_raw,cap_net_admin+eip`). \
+            Exits 0 when a device was found, 69 when none was (or there is no usable adapter), \
+            77 without the capabilities. Ctrl-C ends the scan early and restores the adapter.
+
+            Example:
+              healthgate scan --timeout 5
+              healthgate scan --adapter hci1 --all --json
+            """)
+
+    @OptionGroup var adapterOption: AdapterOption
+
+    @Option(help: ArgumentHelp("How long to scan, in seconds.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    @Flag(help: "List every advertising device, not only heart-rate straps.")
+    var all = false
+
+    @Flag(help: "Print one JSON object per device (one per line) when the scan ends.")
+    var json = false
+
+    func validate() throws {
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds.") }
+    }
+
+    func run() throws {
+        try reporting {
+            let adapter = try adapterOption.resolve()
+            let trap = InterruptTrap()
+            let scanner = try HCIScanner(adapter: adapter)
+            var table = ScanTable()
+            let live = !json && stdoutIsTerminal
+            var drawnLines = 0
+            var lastDraw = 0.0
+            try scanner.scan(for: timeout, until: trap.stop) { report in
+                guard let change = table.add(report, at: Date()) else { return }
+                let device = table.devices[change.index]
+                guard all || device.data.isHeartRateSensor() else { return }
+                if json { return }
+                if live {
+                    let now = monotonicSeconds()
+                    guard change.isNew || now - lastDraw > 0.25 else { return }
+                    lastDraw = now
+                    drawnLines = redraw(table.rows(all: all), over: drawnLines)
+                } else if change.becameVisible(all: all) {
+                    emitLine(ScanTable.line(device))
+                }
+            }
+            let rows = table.rows(all: all)
+            if json {
+                for d in rows { JSONOutput.emit(d.json) }
+            } else if live {
+                _ = redraw(rows, over: drawnLines)
+            }
+            if rows.isEmpty {
+                let what = all ? "No Bluetooth LE device" : "No heart-rate strap"
+                throw CLIFailure("\(what) was heard on \(adapter.name) within \(trap.stop.isTriggered ? "the scan" : "\(formatSeconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
+            }
+        }
+    }
+
+    private func redraw(_ rows: [ScannedDevice], over lines: Int) -> Int {
+        var out = lines > 0 ? "\u{1B}[\(lines)A" : ""
+        out += "\u{1B}[2K" + ScanTable.header + "\n"
+        for d in rows { out += "\u{1B}[2K" + ScanTable.line(d) + "\n" }
+        print(out, terminator: "")
+        fflush(nil)
+        return rows.count + 1
+    }
+}
+
+func formatSeconds(_ t: Double) -> String { t == t.rounded() ? "\(Int(t)) s" : "\(t) s" }
+
+/// One device heard during a scan, merged over its advertisements and scan responses.
+struct ScannedDevice {
+    var address: BluetoothAddress
+    var addressType: AddressType?
+    var data: AdvertisingData
+    var rssi: Int8?
+    var connectable: Bool
+    var reports: Int
+    var firstSeen: Date
+    var lastSeen: Date
+
+    var json: [String: Any] {
+        var o: [String: Any] = [
+            "address": address.description,
+            "addressType": addressType?.rawValue ?? NSNull(),
+            "name": data.localName ?? NSNull(),
+            "rssi": rssi.map { Int($0) } ?? NSNull(),
+            "services": data.serviceUUIDs16.map { String(format: "%04X", $0) },
+            "heartRate": data.isHeartRateSensor(),
+            "connectable": connectable,
+            "txPower": data.txPower.map { Int($0) } ?? NSNull(),
+            "reports": reports,
+            "lastSeen": ISO8601.string(lastSeen),
+        ]
+        if let m = data.manufacturerData.first {
+            o["manufacturer"] = ["company": Int(m.company), "name": companyName(m.company).map { $0 as Any } ?? NSNull(),
+                                 "data": m.data.map { String(format: "%02x", $0) }.joined()]
+        }
+        return o
+    }
+}
+
+/// The devices of a scan, in order of discovery.
+struct ScanTable {
+    var devices: [ScannedDevice] = []
+    private var index: [BluetoothAddress: Int] = [:]
+
+    struct Change {
+        var index: Int
+        var isNew: Bool
+        var wasVisible: Bool
+        var isVisible: Bool
+        func becameVisible(all: Bool) -> Bool { all ? isNew : (isVisible && !wasVisible) }
+    }
+
+    /// Adds a report; returns what changed (nil for reports that cannot be a device: anonymous).
+    mutating func add(_ r: AdvertisingReport, at date: Date) -> Change? {
+        if let i = index[r.address] {
+            var d = devices[i]
+            let was = d.data.isHeartRateSensor()
+            d.data.merge(r.data)
+            if let rssi = r.rssi { d.rssi = rssi }
+            if let t = r.addressType { d.addressType = t }
+            if !r.isScanResponse { d.connectable = r.isConnectable }
+            d.reports += 1
+            d.lastSeen = date
+            devices[i] = d
+            return Change(index: i, isNew: false, wasVisible: was, isVisible: d.data.isHeartRateSensor())
+        }
+        let d = ScannedDevice(address: r.address, addressType: r.addressType, data: r.data, rssi: r.rssi,
+                              connectable: r.isScanResponse || r.isConnectable, reports: 1, firstSeen: date, lastSeen: date)
+        devices.append(d)
+        index[r.address] = devices.count - 1
+        return Change(index: devices.count - 1, isNew: true, wasVisible: false, isVisible: d.data.isHeartRateSensor())
+    }
+
+    /// The rows to show: straps (or every device), strongest signal first.
+    func rows(all: Bool) -> [ScannedDevice] {
+        devices.filter { all || $0.data.isHeartRateSensor() }
+            .sorted { (Int($0.rssi ?? -128), $1.address) > (Int($1.rssi ?? -128), $0.address) }
+    }
+
+    static let header = column("ADDRESS", 19) + column("TYPE", 8) + column("RSSI", 6) + column("HR", 4) + "NAME"
+
+    static func line(_ d: ScannedDevice) -> String {
+        column(d.address.description, 19) + column(d.addressType?.rawValue ?? "-", 8)
+            + column(d.rssi.map { "\($0)" } ?? "-", 6) + column(d.data.isHeartRateSensor() ? "yes" : "-", 4)
+            + (d.data.localName ?? "(no name)")
+    }
+}
+

@@ -1,0 +1,86 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Runs the built `healthgate` binary (next to this test bundle) as a child process.
+struct CLIRun {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+
+    static var binary: URL {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return exe.deletingLastPathComponent().appendingPathComponent("healthgate")
+    }
+
+    static func run(_ args: [String], environment extra: [String: String] = [:]) throws -> CLIRun {
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in extra { env[k] = v }
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return CLIRun(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+@Suite("The CLI on a machine without Bluetooth", .serialized)
+struct CLINoBluetoothTests {
+    static let noBluetooth = kernelBluetoothErrno() == EAFNOSUPPORT
+
+    static let tmp: String = {
+        let dir = NSTemporaryDirectory() + "healthgate-ble-cli-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }()
+
+    /// Every BLE command that needs the radio, as a new user would type it.
+    static let commands: [[String]] = [
+        ["scan"],
+        ["scan", "--adapter", "hci0", "--timeout", "2", "--all", "--json"],
+    ]
+
+    @Test(.enabled(if: noBluetooth, "this kernel has Bluetooth"), arguments: commands)
+    func exitsUnavailableWithOneSentence(_ args: [String]) throws {
+        let r = try CLIRun.run(args + (args.first == "scan" ? [] : ["--db", Self.tmp + "/h.sqlite"]))
+        #expect(r.status == 69, "\(args): \(r.stderr)")
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("healthgate: This kernel has no Bluetooth support"))
+        #expect(r.stderr.contains("modprobe bluetooth"))
+        #expect(r.stdout.isEmpty)
+    }
+
+    @Test func devicesWorksWithoutBluetooth() throws {
+        let db = Self.tmp + "/devices.sqlite"
+        let r = try CLIRun.run(["devices", "--json", "--db", db])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+        let t = try CLIRun.run(["devices", "--db", db])
+        #expect(t.status == 0)
+        #expect(t.stderr.contains("healthgate pair"))
+    }
+
+    @Test func helpTeachesEveryCommand() throws {
+        for cmd in ["scan", "devices"] {
+            let r = try CLIRun.run([cmd, "--help"])
+            #expect(r.status == 0)
+            #expect(r.stdout.contains("Example"), "\(cmd) --help has no example")
+        }
+    }
+
+    @Test func badOptionIsAUsageError() throws {
+        let r = try CLIRun.run(["scan", "--timeout", "0"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--timeout"))
+    }
+}
