@@ -61,15 +61,10 @@ func openHealthStore(_ location: StoreLocation) throws -> HealthStore {
 
 /// A store error as a ``CLIFailure`` with the matching exit code.
 func storeFailure(_ e: StoreError) -> CLIFailure {
-    let code: Sysexit
-    switch e.kind {
-    case .io: code = .ioError
-    case .busy: code = .tempFail
-    case .permission: code = .noPermission
-    case .corrupt, .data: code = .dataError
-    case .config: code = .config
-    case .internal: code = .software
-    }
+    // Compared, not switched on: the store may add kinds; anything unknown is a software error.
+    let k = e.kind
+    let code: Sysexit = k == .io ? .ioError : k == .busy ? .tempFail : k == .permission ? .noPermission
+        : (k == .corrupt || k == .data) ? .dataError : k == .config ? .config : k == .usage ? .usage : .software
     return CLIFailure(e.description, code: code)
 }
 
