@@ -17,6 +17,8 @@ let package = Package(
         .executable(name: "healthgate", targets: ["healthgate"]),
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "HealthStore", targets: ["HealthStore"]),
+        .library(name: "GATT", targets: ["GATT"]),
+        .library(name: "HealthGateTesting", targets: ["HealthGateTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -46,6 +48,8 @@ let package = Package(
         // The Linux transport: raw-HCI LE scanning, advertising-data parsing, the L2CAP ATT
         // bearer, kernel errors as sentences (helper blelinux).
         .target(name: "BluetoothLinux", dependencies: ["CBlueZ"], swiftSettings: strict),
+        // ATT PDU codec, the ATTBearer transport protocol and a GATT client. Pure Swift.
+        .target(name: "GATT", swiftSettings: strict),
 
         // ---- Serial pedometers (issue 5)
 
@@ -54,6 +58,8 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["HealthModel"], swiftSettings: strict),
 
         // ---- Testing peers (shared by later tests)
+        // Simulated BLE peripherals (an ATT server in Swift) and in-memory / socketpair bearers.
+        .target(name: "HealthGateTesting", dependencies: ["GATT"], swiftSettings: strict),
 
         // The command-line tool.
         .executableTarget(
@@ -74,6 +80,7 @@ let package = Package(
 
         // ---- Bluetooth LE tests
         .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux"], swiftSettings: strict),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Serial tests
 

@@ -1,0 +1,119 @@
+import Glibc
+import Synchronization
+
+/// A transport that carries ATT PDUs: "send one PDU / receive PDUs".
+///
+/// The kernel's L2CAP ATT socket (module `BluetoothLinux`), the in-memory pair and the
+/// `socketpair` pair of `HealthGateTesting` all implement it, so ``GATTClient`` and the test
+/// server run unchanged over any of them. Every PDU is one message: a bearer never splits or
+/// joins PDUs (L2CAP and `SOCK_SEQPACKET` keep message boundaries).
+///
+/// Thread rules: ``send(_:)`` may be called from any thread, also while another thread is
+/// blocked in ``receive(into:)``; ``receive(into:)`` is called by one thread at a time (the
+/// client's reader thread); ``close()`` may be called from any thread, any number of times,
+/// and makes a blocked ``receive(into:)`` return `nil`.
+public protocol ATTBearer: AnyObject, Sendable {
+    /// Sends one complete PDU (opcode first).
+    /// - Throws: ``ATTBearerError`` when the link is closed or the write fails.
+    func send(_ pdu: [UInt8]) throws
+    /// Blocks until the next PDU arrives, copies it into `buffer` and returns its length.
+    /// Returns `nil` once the link is closed (by the peer or by ``close()``). A PDU longer
+    /// than `buffer` is cut to `buffer.count` bytes (a buffer of ``attMaximumMTU`` bytes never
+    /// cuts a valid PDU).
+    /// - Throws: ``ATTBearerError`` when reading fails for another reason (link loss).
+    func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int?
+    /// Closes the link. Idempotent; a blocked ``receive(into:)`` returns `nil`.
+    func close()
+}
+
+/// Why a bearer could not send or receive.
+public enum ATTBearerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The link was closed (locally or by the peer) before the operation.
+    case closed
+    /// A system call failed: which call and the `errno` text.
+    case system(call: String, errno: Int32, message: String)
+
+    /// Builds ``system(call:errno:message:)`` from the current `errno`.
+    public static func fromErrno(_ call: String) -> ATTBearerError {
+        let e = errno
+        return .system(call: call, errno: e, message: String(cString: strerror(e)))
+    }
+
+    public var description: String {
+        switch self {
+        case .closed: "the ATT link is closed"
+        case .system(let call, let e, let message): "\(call) failed: \(message) (errno \(e))"
+        }
+    }
+}
+
+/// An ``ATTBearer`` over a connected message socket: the kernel's L2CAP socket on the ATT
+/// channel (CID 4, `SOCK_SEQPACKET`), or one end of `socketpair(AF_UNIX, SOCK_SEQPACKET)`.
+///
+/// The bearer owns the descriptor: ``close()`` shuts the socket down (for L2CAP that
+/// disconnects the link, so a strap that allows one connection is free again) and wakes a
+/// blocked receive; the descriptor itself is closed when the bearer is deinitialised.
+public final class SocketATTBearer: ATTBearer, Sendable {
+    /// The socket descriptor.
+    public let fileDescriptor: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let closed = Atomic<Bool>(false)
+
+    /// Wraps a connected `SOCK_SEQPACKET` (or other message-preserving) socket.
+    /// - Throws: ``ATTBearerError`` when the internal wake-up pipe cannot be created.
+    public init(fileDescriptor: Int32) throws {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw ATTBearerError.fromErrno("pipe") }
+        self.fileDescriptor = fileDescriptor
+        self.wakeRead = fds[0]
+        self.wakeWrite = fds[1]
+    }
+
+    deinit {
+        _ = Glibc.close(fileDescriptor)
+        _ = Glibc.close(wakeRead)
+        _ = Glibc.close(wakeWrite)
+    }
+
+    public func send(_ pdu: [UInt8]) throws {
+        guard !closed.load(ordering: .acquiring) else { throw ATTBearerError.closed }
+        while true {
+            let n = pdu.withUnsafeBytes { Glibc.send(fileDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n >= 0 { return }
+            if errno == EINTR { continue }
+            if errno == EPIPE || errno == ENOTCONN { throw ATTBearerError.closed }
+            throw ATTBearerError.fromErrno("send")
+        }
+    }
+
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        while true {
+            if closed.load(ordering: .acquiring) { return nil }
+            var fds = [pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            let r = poll(&fds, 2, -1)
+            if r < 0 {
+                if errno == EINTR { continue }
+                throw ATTBearerError.fromErrno("poll")
+            }
+            if fds[1].revents != 0 || closed.load(ordering: .acquiring) { return nil }
+            if fds[0].revents & Int16(POLLNVAL) != 0 { return nil }
+            let n = recv(fileDescriptor, buffer.baseAddress, buffer.count, 0)
+            if n > 0 { return n }
+            if n == 0 { return nil }
+            switch errno {
+            case EINTR, EAGAIN: continue
+            case ENOTCONN, EPIPE, EBADF: return nil
+            default: throw ATTBearerError.fromErrno("recv")
+            }
+        }
+    }
+
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        _ = shutdown(fileDescriptor, Int32(SHUT_RDWR))
+        var one: UInt8 = 1
+        _ = write(wakeWrite, &one, 1)
+    }
+}

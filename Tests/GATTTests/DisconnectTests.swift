@@ -1,0 +1,43 @@
+import GATT
+import HealthGateTesting
+import Synchronization
+import Testing
+
+/// A link that drops mid-procedure fails the procedure, and everything after it, cleanly.
+@Suite(.timeLimit(.minutes(1))) struct DisconnectTests {
+    @Test(arguments: [ATTOpcode.readByGroupTypeRequest, .readByTypeRequest, .findInformationRequest], BearerKind.allCases)
+    func disconnectMidDiscovery(opcode: ATTOpcode, kind: BearerKind) async throws {
+        let strap = SimulatedPeripheral.heartRateStrap()
+        strap.inject(.disconnect(opcode: opcode, occurrence: opcode == .readByGroupTypeRequest ? 2 : 1))
+        let ended = Mutex<GATTError?>(nil)
+        let bearer: any ATTBearer = kind == .inMemory ? strap.connect() : try strap.connectSocketPair()
+        let client = GATTClient(bearer: bearer, onDisconnect: { reason in ended.withLock { $0 = reason } })
+        await #expect {
+            _ = try await client.discover()
+        } throws: { error in
+            if case GATTError.disconnected = error { return true }
+            return false
+        }
+        // Every later call fails at once with the same reason.
+        await #expect(throws: GATTError.self) { _ = try await client.read(handle: 1) }
+        #expect(ended.withLock { $0 } != nil)
+        #expect(client.endReason != nil)
+
+        // A new connection (new client, fresh discovery) works.
+        let again = try connect(strap, over: kind)
+        defer { again.close() }
+        #expect(try await again.discover().characteristic(0x2A37) != nil)
+    }
+
+    @Test func closeFailsQueuedRequests() async throws {
+        let strap = SimulatedPeripheral.heartRateStrap()
+        strap.inject(.ignore(opcode: .readRequest))
+        let client = try connect(strap, over: .socketPair)
+        let first = Task { try await client.read(handle: 3) }
+        let second = Task { try await client.read(handle: 3) }
+        try await Task.sleep(for: .milliseconds(50))  // let both queue (no assertion on time)
+        client.close()
+        await #expect(throws: GATTError.self) { _ = try await first.value }
+        await #expect(throws: GATTError.self) { _ = try await second.value }
+    }
+}
