@@ -29,6 +29,7 @@ let package = Package(
         // (dependencies for serial)
 
         // (dependencies for ingest / daemon)
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
 
     ],
     targets: [
@@ -56,6 +57,15 @@ let package = Package(
         // ---- Ingestion (issue 6)
         // Hot path: fixed-size records, per-source SPSC rings, one batching writer thread.
         .target(name: "Ingest", dependencies: ["HealthModel"], swiftSettings: strict),
+        // The daemon's parts: TOML config, systemd notify, wiring sources to the pipeline.
+        .target(
+            name: "Gateway",
+            dependencies: [
+                "Ingest", "HealthModel",
+                .product(name: "TOMLKit", package: "TOMLKit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
 
         // ---- Testing peers (shared by later tests)
         // Simulated BLE peripherals (an ATT server in Swift) and in-memory / socketpair bearers.
@@ -68,6 +78,7 @@ let package = Package(
                 "HealthModel",
                 "HealthStore",
                 "BluetoothLinux",
+                "Ingest", "Gateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -85,7 +96,7 @@ let package = Package(
         // ---- Serial tests
 
         // ---- Ingestion tests
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "HealthModel"], swiftSettings: strict),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel"], swiftSettings: strict),
 
         // ---- Change feed tests
 

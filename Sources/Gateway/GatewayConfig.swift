@@ -1,0 +1,269 @@
+import Foundation
+import Ingest
+import TOMLKit
+
+/// The daemon's configuration, read from a TOML file (`samples/healthgate.toml` documents every
+/// key). Unknown keys and wrong types are errors that name the file and line.
+public struct GatewayConfig: Sendable, Equatable {
+    /// A strap to keep connected.
+    public struct Strap: Sendable, Equatable {
+        /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF` (upper case).
+        public var address: String
+        /// `public` or `random` (LE address type).
+        public var addressType: String
+        /// A name for logs and the device registry.
+        public var name: String?
+    }
+
+    /// A rule that picks serial ports to open as pedometers.
+    public struct Pedometer: Sendable, Equatable {
+        /// A device path (`/dev/ttyUSB0`, `/dev/serial/by-id/…`), or nil to match by properties.
+        public var path: String?
+        /// USB vendor id (hex, `1a86`), if matching by properties.
+        public var vendor: String?
+        /// USB product id (hex, `7523`), if matching by properties.
+        public var product: String?
+        /// USB serial number, if matching by properties.
+        public var serial: String?
+        /// Line speed.
+        public var baud: Int
+        /// A name for logs and the device registry.
+        public var name: String?
+    }
+
+    /// The file this came from (for messages).
+    public var file: String
+    /// Database path; nil means the CLI default (`--db`, `$HEALTHGATE_DB`, XDG).
+    public var databasePath: String?
+    /// Ring, batch and overflow settings.
+    public var ingest: IngestConfiguration
+    /// Straps to keep connected.
+    public var straps: [Strap]
+    /// Pedometer match rules.
+    public var pedometers: [Pedometer]
+    /// Seconds between status log lines (and systemd STATUS updates).
+    public var statusInterval: Int
+
+    /// A configuration with defaults and no devices.
+    public init(file: String = "(defaults)") {
+        self.file = file
+        self.databasePath = nil
+        self.ingest = IngestConfiguration()
+        self.straps = []
+        self.pedometers = []
+        self.statusInterval = 60
+    }
+
+    /// Reads and checks the file at `path`.
+    /// - Throws: ``ConfigError`` naming the file, the line and what is wrong.
+    public static func load(path: String) throws(ConfigError) -> GatewayConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError(file: path, line: nil, message: "cannot read the file (does it exist, and may this user read it?)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: path, line: nil, message: "the file is not UTF-8 text")
+        }
+        return try parse(text, file: path)
+    }
+
+    /// Parses TOML `text` (from `file`, for messages).
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> GatewayConfig {
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let e as TOMLParseError {
+            throw ConfigError(file: file, line: e.source.begin.line, message: "not valid TOML: \(e.description)")
+        } catch {
+            throw ConfigError(file: file, line: nil, message: "not valid TOML: \(error)")
+        }
+        var p = Parser(text: text, file: file)
+        return try p.read(table)
+    }
+}
+
+/// A configuration problem: where (file, line) and what is wrong.
+public struct ConfigError: Error, Equatable, CustomStringConvertible {
+    /// The configuration file.
+    public var file: String
+    /// The 1-based line, when known.
+    public var line: Int?
+    /// What is wrong and what would be right.
+    public var message: String
+
+    /// Creates an error at `file`:`line`.
+    public init(file: String, line: Int?, message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String {
+        if let line { return "\(file):\(line): \(message)" }
+        return "\(file): \(message)"
+    }
+}
+
+/// Walks the parsed table, checking keys and types, and finds lines for messages.
+private struct Parser {
+    let lines: [Substring]
+    let file: String
+
+    init(text: String, file: String) {
+        self.lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        self.file = file
+    }
+
+    /// A place in the document: a table header (`ingest`, or `strap` with an index for
+    /// arrays of tables) and an optional key.
+    struct Place {
+        var table: String?
+        var index: Int?
+        var key: String?
+        var name: String {
+            var s = table.map { index != nil ? "[[\($0)]] #\(index! + 1)" : "[\($0)]" } ?? "top level"
+            if let key { s = "'\(key)' in " + s }
+            return s
+        }
+    }
+
+    func line(of place: Place) -> Int? {
+        var start = 0
+        var end = lines.count
+        if let table = place.table {
+            let header = place.index != nil ? "[[\(table)]]" : "[\(table)]"
+            var seen = -1
+            var found: Int?
+            for (i, l) in lines.enumerated() where l.trimmingCharacters(in: .whitespaces).hasPrefix(header) {
+                seen += 1
+                if seen == (place.index ?? 0) { found = i; break }
+            }
+            guard let h = found else { return nil }
+            start = h
+            end = lines[(h + 1)...].firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") } ?? lines.count
+            if place.key == nil { return h + 1 }
+        } else {
+            end = lines.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") } ?? lines.count
+        }
+        guard let key = place.key else { return nil }
+        for i in start..<end {
+            let t = lines[i].trimmingCharacters(in: .whitespaces)
+            if t.hasPrefix(key), t.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") { return i + 1 }
+        }
+        return place.table.flatMap { _ in line(of: Place(table: place.table, index: place.index, key: nil)) }
+    }
+
+    func fail(_ place: Place, _ message: String) -> ConfigError {
+        ConfigError(file: file, line: line(of: place), message: "\(place.name): \(message)")
+    }
+
+    func checkKeys(_ t: TOMLTable, allowed: [String], at place: Place) throws(ConfigError) {
+        for k in t.keys where !allowed.contains(k) {
+            var p = place
+            p.key = k
+            throw fail(p, "unknown key; known keys here: \(allowed.joined(separator: ", "))")
+        }
+    }
+
+    func string(_ t: TOMLTable, _ key: String, at place: Place) throws(ConfigError) -> String? {
+        guard let v = t[key] else { return nil }
+        guard let s = v.string else {
+            throw fail(Place(table: place.table, index: place.index, key: key), "expected a string in quotes, found \(v.type)")
+        }
+        return s
+    }
+
+    func int(_ t: TOMLTable, _ key: String, at place: Place, range: ClosedRange<Int>) throws(ConfigError) -> Int? {
+        guard let v = t[key] else { return nil }
+        let p = Place(table: place.table, index: place.index, key: key)
+        guard let i = v.int else { throw fail(p, "expected a whole number, found \(v.type)") }
+        guard range.contains(i) else { throw fail(p, "\(i) is outside \(range.lowerBound)…\(range.upperBound)") }
+        return i
+    }
+
+    func tables(_ root: TOMLTable, _ key: String) throws(ConfigError) -> [TOMLTable] {
+        guard let v = root[key] else { return [] }
+        guard let arr = v.array else {
+            throw fail(Place(table: nil, key: key), "expected [[\(key)]] tables (an array of tables)")
+        }
+        var out: [TOMLTable] = []
+        for (i, e) in arr.enumerated() {
+            guard let t = e.table else { throw fail(Place(table: key, index: i), "expected a table") }
+            out.append(t)
+        }
+        return out
+    }
+
+    mutating func read(_ root: TOMLTable) throws(ConfigError) -> GatewayConfig {
+        var c = GatewayConfig(file: file)
+        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "status_interval"], at: Place())
+        c.statusInterval = try int(root, "status_interval", at: Place(), range: 1...86_400) ?? c.statusInterval
+
+        if let v = root["store"] {
+            let place = Place(table: "store")
+            guard let t = v.table else { throw fail(Place(key: "store"), "expected a [store] table") }
+            try checkKeys(t, allowed: ["path"], at: place)
+            c.databasePath = try string(t, "path", at: place)
+        }
+
+        if let v = root["ingest"] {
+            let place = Place(table: "ingest")
+            guard let t = v.table else { throw fail(Place(key: "ingest"), "expected an [ingest] table") }
+            try checkKeys(t, allowed: ["batch_size", "flush_interval_ms", "ring_capacity", "overflow", "spill_limit", "retry_interval_ms"], at: place)
+            var ing = c.ingest
+            ing.batchSize = try int(t, "batch_size", at: place, range: 1...1_000_000) ?? ing.batchSize
+            if let ms = try int(t, "flush_interval_ms", at: place, range: 1...60_000) { ing.flushInterval = .milliseconds(ms) }
+            ing.ringCapacity = try int(t, "ring_capacity", at: place, range: 2...(1 << 24)) ?? ing.ringCapacity
+            if let ms = try int(t, "retry_interval_ms", at: place, range: 1...600_000) { ing.retryInterval = .milliseconds(ms) }
+            let limit = try int(t, "spill_limit", at: place, range: 0...100_000_000) ?? 100_000
+            switch try string(t, "overflow", at: place) ?? "spill" {
+            case "spill": ing.overflow = .spill(limit: limit)
+            case "drop-newest": ing.overflow = .dropNewest
+            case let other:
+                throw fail(Place(table: "ingest", key: "overflow"), "'\(other)' is not a policy; use \"spill\" or \"drop-newest\"")
+            }
+            c.ingest = ing
+        }
+
+        for (i, t) in try tables(root, "strap").enumerated() {
+            let place = Place(table: "strap", index: i)
+            try checkKeys(t, allowed: ["address", "address_type", "name"], at: place)
+            guard let address = try string(t, "address", at: place) else {
+                throw fail(place, "missing 'address' (the strap's Bluetooth address, \"AA:BB:CC:DD:EE:FF\"; `healthgate scan` lists them)")
+            }
+            guard Self.isAddress(address) else {
+                throw fail(Place(table: "strap", index: i, key: "address"), "'\(address)' is not a Bluetooth address (six hex bytes with colons, AA:BB:CC:DD:EE:FF)")
+            }
+            let type = try string(t, "address_type", at: place) ?? "public"
+            guard type == "public" || type == "random" else {
+                throw fail(Place(table: "strap", index: i, key: "address_type"), "'\(type)' is not an address type; use \"public\" or \"random\"")
+            }
+            c.straps.append(.init(address: address.uppercased(), addressType: type, name: try string(t, "name", at: place)))
+        }
+
+        for (i, t) in try tables(root, "pedometer").enumerated() {
+            let place = Place(table: "pedometer", index: i)
+            try checkKeys(t, allowed: ["path", "vendor", "product", "serial", "baud", "name"], at: place)
+            let ped = GatewayConfig.Pedometer(
+                path: try string(t, "path", at: place),
+                vendor: try string(t, "vendor", at: place)?.lowercased(),
+                product: try string(t, "product", at: place)?.lowercased(),
+                serial: try string(t, "serial", at: place),
+                baud: try int(t, "baud", at: place, range: 50...4_000_000) ?? 115_200,
+                name: try string(t, "name", at: place))
+            if ped.path == nil && ped.vendor == nil && ped.product == nil && ped.serial == nil {
+                throw fail(place, "give a 'path' or at least one of 'vendor', 'product', 'serial' to match the port")
+            }
+            c.pedometers.append(ped)
+        }
+
+        do { try c.ingest.validate() } catch {
+            throw fail(Place(table: "ingest"), error.description)
+        }
+        return c
+    }
+
+    static func isAddress(_ s: String) -> Bool {
+        let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+    }
+}

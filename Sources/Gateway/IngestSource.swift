@@ -1,0 +1,122 @@
+import Foundation
+import Ingest
+import Logging
+import Synchronization
+
+/// A producer of samples: a strap connection, a serial pedometer, a replayed capture.
+///
+/// ``run(into:slots:stop:)`` is called on a thread of its own and pushes into `ring` until the
+/// source ends or `stop` is raised; it should register its types, source and device in `slots`
+/// before producing. Throwing means "this attempt failed": the ``SourceRunner`` logs it and, for
+/// sources that ``reconnects``, tries again after a backoff.
+public protocol IngestSource: Sendable {
+    /// A name for logs (`strap AA:BB:…`, `pedometer /dev/ttyUSB0`).
+    var name: String { get }
+    /// Whether the runner restarts the source (with backoff) after it ends or fails.
+    var reconnects: Bool { get }
+    /// Produces into `ring` until done or stopped.
+    func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws
+}
+
+/// A one-way "stop now" flag that sources poll, with hooks to interrupt blocking calls (a
+/// source registers a hook that closes its file descriptor, which wakes a blocked `read`).
+public final class StopSignal: Sendable {
+    private let raised = Atomic<Bool>(false)
+    private let hooks = Mutex<[@Sendable () -> Void]>([])
+
+    /// A signal not yet raised.
+    public init() {}
+
+    /// Whether stop was requested.
+    public var isRaised: Bool { raised.load(ordering: .acquiring) }
+
+    /// Requests stop and runs every hook (once).
+    public func raise() {
+        guard !raised.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        for h in hooks.withLock({ list in let l = list; list = []; return l }) { h() }
+    }
+
+    /// Runs `hook` when stop is raised (at once if it already was).
+    public func onRaise(_ hook: @escaping @Sendable () -> Void) {
+        let now = hooks.withLock { list -> Bool in
+            if raised.load(ordering: .acquiring) { return true }
+            list.append(hook)
+            return false
+        }
+        if now { hook() }
+    }
+
+    /// Sleeps up to `duration`, returning early (true) if stop is raised meanwhile.
+    @discardableResult
+    public func sleep(_ duration: Duration) -> Bool {
+        let end = ContinuousClock.now + duration
+        while !isRaised {
+            let left = ContinuousClock.now.duration(to: end)
+            if left <= .zero { return false }
+            let step = min(left, .milliseconds(50))
+            Thread.sleep(forTimeInterval: Double(step.components.seconds) + Double(step.components.attoseconds) / 1e18)
+        }
+        return true
+    }
+}
+
+/// Runs sources on threads of their own, each with its own ring in the pipeline, restarting
+/// those that reconnect with exponential backoff (1 s doubling to 60 s).
+public final class SourceRunner: Sendable {
+    private let pipeline: IngestPipeline
+    private let logger: Logger
+    /// Raised by ``stopAll()``; sources watch it.
+    public let stop = StopSignal()
+    private let running = Mutex<[DispatchSemaphore]>([])
+
+    /// A runner feeding `pipeline`.
+    public init(pipeline: IngestPipeline, logger: Logger) {
+        self.pipeline = pipeline
+        self.logger = logger
+    }
+
+    /// Starts `source` on its own thread.
+    public func start(_ source: any IngestSource) throws {
+        let ring = try pipeline.makeRing(name: source.name)
+        let done = DispatchSemaphore(value: 0)
+        running.withLock { $0.append(done) }
+        let (pipeline, logger, stop) = (self.pipeline, self.logger, self.stop)
+        let thread = Thread {
+            var backoff = Duration.seconds(1)
+            while !stop.isRaised {
+                let began = ContinuousClock.now
+                do {
+                    try source.run(into: ring, slots: pipeline.slots, stop: stop)
+                    if !source.reconnects || stop.isRaised { break }
+                    logger.notice("\(source.name): ended; reconnecting in \(backoff)")
+                } catch {
+                    if stop.isRaised { break }
+                    guard source.reconnects else {
+                        logger.error("\(source.name): \(error)")
+                        break
+                    }
+                    logger.warning("\(source.name): \(error); retrying in \(backoff)")
+                }
+                // A source that ran a good while before failing starts its backoff over.
+                if began.duration(to: .now) > .seconds(60) { backoff = .seconds(1) }
+                stop.sleep(backoff)
+                backoff = min(backoff * 2, .seconds(60))
+            }
+            ring.close()
+            done.signal()
+        }
+        thread.name = "src-\(source.name)".prefix(15).description
+        thread.start()
+    }
+
+    /// Raises stop and waits until every source thread has returned (and closed its ring).
+    public func stopAll() {
+        stop.raise()
+        for d in running.withLock({ $0 }) { d.wait(); d.signal() }
+    }
+
+    /// Waits until every started source has ended by itself (replays, demos with a duration).
+    public func waitForAll() {
+        for d in running.withLock({ $0 }) { d.wait(); d.signal() }
+    }
+}

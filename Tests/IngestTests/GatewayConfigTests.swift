@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import Gateway
+@testable import Ingest
+
+/// Config files: every key read, and every mistake reported with file, line and what is wrong.
+@Suite struct GatewayConfigTests {
+    @Test func readsEveryKey() throws {
+        let text = """
+            status_interval = 30
+            [store]
+            path = "/var/lib/healthgate/health.sqlite"
+
+            [ingest]
+            batch_size = 500
+            flush_interval_ms = 100
+            ring_capacity = 1024
+            overflow = "spill"
+            spill_limit = 5000
+
+            [[strap]]
+            address = "aa:bb:cc:dd:ee:ff"
+            address_type = "random"
+            name = "Chest"
+
+            [[pedometer]]
+            vendor = "1A86"
+            product = "7523"
+            baud = 9600
+            """
+        let c = try GatewayConfig.parse(text, file: "t.toml")
+        #expect(c.databasePath == "/var/lib/healthgate/health.sqlite")
+        #expect(c.statusInterval == 30)
+        #expect(c.ingest.batchSize == 500)
+        #expect(c.ingest.flushInterval == .milliseconds(100))
+        #expect(c.ingest.ringCapacity == 1024)
+        #expect(c.ingest.overflow == .spill(limit: 5000))
+        #expect(c.straps == [.init(address: "AA:BB:CC:DD:EE:FF", addressType: "random", name: "Chest")])
+        #expect(c.pedometers.count == 1)
+        #expect(c.pedometers[0].vendor == "1a86" && c.pedometers[0].baud == 9600 && c.pedometers[0].path == nil)
+    }
+
+    @Test func theShippedSampleConfigParses() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("samples/healthgate.toml")
+        let c = try GatewayConfig.load(path: url.path)
+        #expect(!c.straps.isEmpty)
+        #expect(!c.pedometers.isEmpty)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let text: String
+        let line: Int
+        let says: String
+        var testDescription: String { says }
+    }
+
+    @Test(arguments: [
+        Case(text: "[ingest]\nbatch_size = 0\n", line: 2, says: "'batch_size' in [ingest]: 0 is outside 1…1000000"),
+        Case(text: "# c\n[ingest]\nflush_interval_ms = \"fast\"\n", line: 3, says: "expected a whole number, found string"),
+        Case(text: "[ingest]\nbach_size = 10\n", line: 2, says: "unknown key"),
+        Case(text: "[ingest]\noverflow = \"block\"\n", line: 2, says: "'block' is not a policy"),
+        Case(text: "[[strap]]\naddress = \"AA:BB\"\n", line: 2, says: "is not a Bluetooth address"),
+        Case(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\n[[strap]]\nname = \"x\"\n", line: 3, says: "[[strap]] #2: missing 'address'"),
+        Case(text: "[[pedometer]]\nbaud = 9600\n", line: 1, says: "give a 'path' or"),
+        Case(text: "[store]\npath = \"a\"\n[ingest\n", line: 3, says: "not valid TOML"),
+        Case(text: "colour = 1\n", line: 1, says: "'colour' in top level: unknown key"),
+    ])
+    func reportsFileLineAndWhatIsWrong(_ c: Case) {
+        do {
+            _ = try GatewayConfig.parse(c.text, file: "/etc/healthgate.toml")
+            Issue.record("accepted a bad config: \(c.text)")
+        } catch {
+            #expect(error.file == "/etc/healthgate.toml")
+            #expect(error.line == c.line, "\(error)")
+            #expect(error.description.contains(c.says), "\(error)")
+            #expect(error.description.hasPrefix("/etc/healthgate.toml:\(c.line): "))
+        }
+    }
+
+    @Test func aMissingFileSaysSo() {
+        #expect(throws: ConfigError.self) { try GatewayConfig.load(path: "/nonexistent/healthgate.toml") }
+    }
+}
