@@ -56,7 +56,7 @@ let package = Package(
 
         // ---- Ingestion (issue 6)
         // Hot path: fixed-size records, per-source SPSC rings, one batching writer thread.
-        .target(name: "Ingest", dependencies: ["HealthModel"], swiftSettings: strict),
+        .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore", "CSQLite"], swiftSettings: strict),
         // The daemon's parts: TOML config, systemd notify, wiring sources to the pipeline.
         .target(
             name: "Gateway",
@@ -96,7 +96,7 @@ let package = Package(
         // ---- Serial tests
 
         // ---- Ingestion tests
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel"], swiftSettings: strict),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore"], swiftSettings: strict),
 
         // ---- Change feed tests
 
