@@ -53,6 +53,13 @@ let package = Package(
         .target(name: "GATT", swiftSettings: strict),
 
         // ---- Serial pedometers (issue 5)
+        // Serial pedometers: termios port, line framing, line formats, the exact step-counter
+        // state machine (pure) and the reader that ties them together.
+        .target(name: "SerialPedometer",
+                dependencies: ["HealthModel", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: strict),
+        // libudev: tty enumeration with sysfs fallback, add/remove monitor, device matching rules.
+        .target(name: "Udev", dependencies: ["CUdev"], swiftSettings: strict),
 
         // ---- Ingestion (issue 6)
         // Hot path: fixed-size records, per-source SPSC rings, one batching writer thread.
@@ -79,6 +86,8 @@ let package = Package(
                 "HealthStore",
                 "BluetoothLinux",
                 "Ingest", "Gateway",
+                "SerialPedometer",
+                "Udev",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -94,6 +103,9 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Serial tests
+        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel"],
+                    swiftSettings: strict),
+        .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: strict),
 
         // ---- Ingestion tests
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore"], swiftSettings: strict),

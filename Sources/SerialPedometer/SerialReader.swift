@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// What a ``SerialReader`` delivers.
+public enum SerialReaderEvent: Sendable, Hashable {
+    /// Bytes read in one `read(2)`, with the gateway time they arrived.
+    case chunk([UInt8], receivedAt: Date)
+    /// The device went away (unplug, hangup). The reader has stopped; this is the last event.
+    case gone(reason: String)
+    /// ``SerialReader/stop()`` was called. The reader has stopped; this is the last event.
+    case stopped
+}
+
+/// Reads a ``SerialPort`` on its own thread so the rest of the gateway never waits on it.
+///
+/// Why a dedicated thread: a pedometer produces a few lines a second, and a thread blocked in
+/// `poll(2)` costs nothing while idle, wakes within microseconds when bytes arrive, and never
+/// occupies a Swift concurrency thread (which must not block). The thread polls the port and an
+/// pipe used to stop it; `POLLHUP`/`POLLERR` or a read that returns EOF/EIO/ENXIO ends the
+/// loop with one ``SerialReaderEvent/gone(reason:)`` (after draining any bytes still buffered),
+/// so an unplug is a clean event, never a crash or a busy loop.
+public final class SerialReader: @unchecked Sendable {
+    private let port: SerialPort
+    private let wakeFD: Int32
+    private let wakeWriteFD: Int32
+    private let handler: @Sendable (SerialReaderEvent) -> Void
+    private let finished = Mutex(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Starts reading `port` at once; every event goes to `handler`, on the reader's thread, in order.
+    public init(port: SerialPort, handler: @escaping @Sendable (SerialReaderEvent) -> Void) {
+        self.port = port
+        var pair: [Int32] = [-1, -1]
+        if pipe(&pair) != 0 { pair = [-1, -1] }
+        for fd in pair where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        self.wakeFD = pair[0]
+        self.wakeWriteFD = pair[1]
+        self.handler = handler
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "serial-reader \(port.path)"
+        thread.start()
+    }
+
+    deinit {
+        if wakeFD >= 0 { close(wakeFD) }
+        if wakeWriteFD >= 0 { close(wakeWriteFD) }
+    }
+
+    /// Asks the reader to stop and waits until its thread has delivered its last event.
+    public func stop() {
+        var one: UInt8 = 1
+        _ = write(wakeWriteFD, &one, 1)
+        wait()
+    }
+
+    /// Waits until the reader has stopped (after ``SerialReaderEvent/gone(reason:)`` or ``stop()``).
+    public func wait() {
+        done.wait()
+        done.signal()
+    }
+
+    private func loop() {
+        defer { done.signal() }
+        var fds = [pollfd(fd: port.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        while true {
+            fds[0].revents = 0
+            fds[1].revents = 0
+            let n = poll(&fds, 2, -1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                handler(.gone(reason: "poll: \(String(cString: strerror(errno)))"))
+                return
+            }
+            if fds[1].revents != 0 {
+                handler(.stopped)
+                return
+            }
+            let hup = fds[0].revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0
+            // Drain everything available; a hangup still delivers the bytes before it.
+            drain: while true {
+                switch port.read() {
+                case .data(let bytes):
+                    handler(.chunk(bytes, receivedAt: Date()))
+                case .wouldBlock:
+                    break drain
+                case .gone(let why):
+                    handler(.gone(reason: why))
+                    return
+                }
+            }
+            if hup {
+                handler(.gone(reason: fds[0].revents & Int16(POLLNVAL) != 0 ? "descriptor closed" : "hangup"))
+                return
+            }
+        }
+    }
+}

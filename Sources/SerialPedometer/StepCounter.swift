@@ -1,0 +1,392 @@
+import Foundation
+
+/// How a device's counter is interpreted. Values other than ``deviceID`` have sensible defaults.
+public struct CounterConfiguration: Sendable, Hashable, Codable {
+    /// A stable id for the device (its USB serial number, or a name the user gave). It keys the
+    /// persisted state and is part of every sync identifier.
+    public var deviceID: String
+    /// The counter's width when known (16, 24 or 32): a decrease that fits is then a wrap.
+    public var counterBits: Int?
+    /// Use the line's `t` (device Unix time) for timestamps and the rate check. Off by default:
+    /// receipt time is used. `t` is used for ordering within a boot either way.
+    public var trustDeviceTime: Bool
+    /// Above this rate a reading is implausible (a corrupt line or a wrong profile): re-baseline.
+    public var maxStepsPerSecond: Double
+    /// Receipt-time spans shorter than this count as this long in the rate check, so lines that
+    /// arrive together in one read are not mistaken for a burst of steps.
+    public var minimumRateWindow: TimeInterval
+    /// A span longer than this is a gap: its steps are stored as one sample flagged
+    /// `HGTimingUncertain` (their timing inside the span is unknown).
+    public var longGap: TimeInterval
+    /// A `seq` that goes back by at most this many lines is a late or repeated line (dropped);
+    /// further back, the device's line counter restarted (a reset).
+    public var reorderWindowLines: UInt64
+    /// A device time that goes back by at most this many seconds is a late line (dropped);
+    /// further back, the device's clock restarted.
+    public var reorderWindowSeconds: Double
+
+    /// Creates a configuration.
+    /// - Throws: ``SerialConfigError/badCounterBits(_:)`` for a width other than 16, 24 or 32.
+    public init(deviceID: String, counterBits: Int? = nil, trustDeviceTime: Bool = false,
+                maxStepsPerSecond: Double = 5, minimumRateWindow: TimeInterval = 10,
+                longGap: TimeInterval = 3600, reorderWindowLines: UInt64 = 16,
+                reorderWindowSeconds: Double = 60) throws {
+        if let b = counterBits, ![16, 24, 32].contains(b) { throw SerialConfigError.badCounterBits(b) }
+        self.deviceID = deviceID
+        self.counterBits = counterBits
+        self.trustDeviceTime = trustDeviceTime
+        self.maxStepsPerSecond = maxStepsPerSecond
+        self.minimumRateWindow = minimumRateWindow
+        self.longGap = longGap
+        self.reorderWindowLines = reorderWindowLines
+        self.reorderWindowSeconds = reorderWindowSeconds
+    }
+}
+
+/// The counter's memory between readings. It is `Codable` so it can be persisted (the store's
+/// state table) and restored after a gateway restart: totals stay exact across the restart.
+public struct CounterState: Sendable, Hashable, Codable {
+    /// The last accepted reading of the cumulative counter.
+    public struct Baseline: Sendable, Hashable, Codable {
+        public var count: UInt64
+        public var receivedAt: Double
+        public var deviceTime: Double?
+        public var seq: UInt64?
+        public var boot: String?
+    }
+
+    /// Running totals, for logs and `serial watch` summaries.
+    public struct Tally: Sendable, Hashable, Codable {
+        public var steps: UInt64 = 0
+        public var samples = 0
+        public var duplicates = 0
+        public var outOfOrder = 0
+        public var seqGaps = 0
+        public var missingLines: UInt64 = 0
+        public var wraps = 0
+        public var resets = 0
+        public var implausible = 0
+        public var longGaps = 0
+    }
+
+    /// The cumulative counter's baseline, nil before the first reading.
+    public var baseline: Baseline?
+    /// The last delta reading (profiles with delta semantics), nil before the first.
+    public var lastDelta: Baseline?
+    /// Counts baselines taken; part of every sync identifier so identifiers never repeat, even
+    /// when a device without a `boot` id restarts its counter and `seq`.
+    public var segment: UInt64 = 0
+    /// Running totals.
+    public var tally = Tally()
+
+    /// A fresh state (no baseline).
+    public init() {}
+}
+
+/// Why the counter took a new baseline instead of emitting steps.
+public enum BaselineReason: String, Sendable, Hashable, Codable {
+    /// The first reading this device was ever seen with.
+    case first
+    /// The reading was implausible (see ``CounterEvent/implausible(steps:seconds:)``).
+    case implausible
+}
+
+/// Something the counter noticed. Each is logged; none is fatal.
+public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
+    /// A new baseline was taken; nothing was emitted.
+    case baseline(BaselineReason, count: UInt64)
+    /// The same reading again (same `seq`, or same device time): dropped.
+    case duplicate
+    /// A reading older than the baseline (by `seq` or device time): dropped.
+    case outOfOrder
+    /// Lines were lost between two readings (`seq` jumped by more than one).
+    case seqGap(missing: UInt64)
+    /// The counter wrapped at 2^bits.
+    case wrap(bits: Int)
+    /// The counter restarted; `certain` when `boot` changed (else inferred from a decrease or
+    /// a restarted `seq`).
+    case reset(certain: Bool)
+    /// More steps than the rate cap allows in the span: re-baselined, nothing emitted.
+    case implausible(steps: UInt64, seconds: Double)
+    /// The span since the baseline was longer than ``CounterConfiguration/longGap``.
+    case longGap(seconds: Double)
+    /// The clock went backwards (receipt time, or a trusted device clock): the sample was
+    /// emitted with zero length at the new time and flagged.
+    case clockWentBack(seconds: Double)
+
+    /// A short machine-readable code.
+    public var code: String {
+        switch self {
+        case .baseline: "baseline"
+        case .duplicate: "duplicate"
+        case .outOfOrder: "out-of-order"
+        case .seqGap: "seq-gap"
+        case .wrap: "wrap"
+        case .reset: "reset"
+        case .implausible: "implausible"
+        case .longGap: "long-gap"
+        case .clockWentBack: "clock-went-back"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .baseline(let r, let c): "baseline at \(c) (\(r.rawValue))"
+        case .duplicate: "duplicate reading dropped"
+        case .outOfOrder: "out-of-order reading dropped"
+        case .seqGap(let n): "\(n) line(s) missing (seq gap)"
+        case .wrap(let b): "counter wrapped at 2^\(b)"
+        case .reset(let certain): certain ? "counter reset (boot changed)" : "counter reset (inferred)"
+        case .implausible(let s, let sec): "implausible: \(s) steps in \(String(format: "%.3g", sec)) s; re-baselined"
+        case .longGap(let s): "gap of \(Int(s)) s: one sample, timing uncertain"
+        case .clockWentBack(let s): "clock went back \(String(format: "%.3g", s)) s"
+        }
+    }
+}
+
+/// One emitted step interval: `steps` steps in [`start`, `end`], with its sync identifier.
+public struct StepInterval: Sendable, Hashable {
+    public var steps: UInt64
+    public var start: Date
+    public var end: Date
+    /// Deterministic for the same readings; a resend replaces instead of adding.
+    public var syncIdentifier: String
+    /// True when the steps' timing inside the interval is unknown (a long gap, a clock jump).
+    public var timingUncertain: Bool
+}
+
+/// What one reading produced.
+public struct CounterOutput: Sendable, Hashable {
+    /// Samples to store (zero or one per reading).
+    public var samples: [StepInterval] = []
+    /// What the counter noticed.
+    public var events: [CounterEvent] = []
+}
+
+/// Turns pedometer readings into exact `stepCount` intervals (docs/serial-pedometers.md,
+/// "Counter algorithm"). A pure, deterministic state machine: the same readings with the same
+/// receipt times always give the same samples and events; its ``state`` can be persisted and
+/// restored.
+public struct StepCounter: Sendable {
+    /// The configuration.
+    public let configuration: CounterConfiguration
+    /// The state to persist after each batch.
+    public private(set) var state: CounterState
+
+    /// Creates a counter, optionally restored from persisted state.
+    public init(configuration: CounterConfiguration, state: CounterState = CounterState()) {
+        self.configuration = configuration
+        self.state = state
+    }
+
+    /// Feeds one reading received at `receivedAt` (the gateway clock).
+    public mutating func process(_ reading: PedometerReading, receivedAt: Date) -> CounterOutput {
+        if let c = reading.steps { return processCumulative(c, reading, receivedAt.timeIntervalSince1970) }
+        if let d = reading.deltaSteps { return processDelta(d, reading, receivedAt.timeIntervalSince1970) }
+        return CounterOutput()
+    }
+
+    // MARK: ordering
+
+    private enum Order { case fresh, duplicate, late, restarted }
+
+    /// Where `r` stands relative to `b`: seq decides when both have one; else device time.
+    private func order(_ r: PedometerReading, count: UInt64?, after b: CounterState.Baseline) -> (Order, gap: UInt64) {
+        let cfg = configuration
+        if let s = r.seq, let ps = b.seq {
+            if s == ps { return (.duplicate, 0) }
+            // A late line of a cumulative counter cannot carry a higher count: that is a restart.
+            if s < ps { return (ps - s <= cfg.reorderWindowLines && (count ?? 0) <= b.count ? .late : .restarted, 0) }
+            return (.fresh, s - ps - 1)
+        }
+        if let t = r.deviceTime, let pt = b.deviceTime {
+            if t == pt { return (count == b.count ? .duplicate : .late, 0) }
+            if t < pt { return (pt - t <= cfg.reorderWindowSeconds && (count ?? 0) <= b.count ? .late : .restarted, 0) }
+        }
+        return (.fresh, 0)
+    }
+
+    /// The interval's ends in the time base the configuration asks for, and whether it is device time.
+    private func span(from b: CounterState.Baseline, to r: PedometerReading, receivedAt: Double)
+        -> (start: Double, end: Double, deviceBase: Bool)
+    {
+        if configuration.trustDeviceTime, let t = r.deviceTime, let pt = b.deviceTime { return (pt, t, true) }
+        if configuration.trustDeviceTime, let t = r.deviceTime { return (b.receivedAt, t, false) }
+        return (b.receivedAt, receivedAt, false)
+    }
+
+    private func baseline(_ count: UInt64, _ r: PedometerReading, _ receivedAt: Double) -> CounterState.Baseline {
+        .init(count: count, receivedAt: receivedAt, deviceTime: r.deviceTime, seq: r.seq, boot: r.boot)
+    }
+
+    private func key(_ b: CounterState.Baseline) -> String {
+        if let s = b.seq { return "s\(s)" }
+        if let t = b.deviceTime { return "t\(Int64((t * 1000).rounded()))" }
+        return "r\(Int64((b.receivedAt * 1000).rounded()))"
+    }
+
+    // MARK: cumulative
+
+    private mutating func processCumulative(_ c: UInt64, _ r: PedometerReading, _ now: Double) -> CounterOutput {
+        var out = CounterOutput()
+        guard let b = state.baseline else {
+            state.baseline = baseline(c, r, now)
+            state.segment += 1
+            out.events.append(.baseline(.first, count: c))
+            return out
+        }
+        let bootChanged = r.boot != nil && b.boot != nil && r.boot != b.boot
+        var seqRestarted = false
+        if !bootChanged {
+            let (o, gap) = order(r, count: c, after: b)
+            switch o {
+            case .duplicate:
+                state.tally.duplicates += 1
+                out.events.append(.duplicate)
+                return out
+            case .late:
+                state.tally.outOfOrder += 1
+                out.events.append(.outOfOrder)
+                return out
+            case .restarted:
+                seqRestarted = r.seq != nil && b.seq != nil
+            case .fresh:
+                if gap > 0 {
+                    state.tally.seqGaps += 1
+                    state.tally.missingLines += gap
+                    out.events.append(.seqGap(missing: gap))
+                }
+            }
+        }
+
+        // How many steps since the baseline, and why.
+        var delta: UInt64
+        if bootChanged || seqRestarted {
+            delta = c
+            state.tally.resets += 1
+            state.segment += 1
+            out.events.append(.reset(certain: bootChanged))
+        } else if c >= b.count {
+            delta = c - b.count
+        } else if let bits = configuration.counterBits, isWrap(from: b.count, to: c, bits: bits, baseline: b, reading: r, now: now) {
+            delta = c &+ (UInt64(1) << UInt64(bits)) &- b.count
+            state.tally.wraps += 1
+            out.events.append(.wrap(bits: bits))
+        } else {
+            delta = c
+            state.tally.resets += 1
+            state.segment += 1
+            out.events.append(.reset(certain: false))
+        }
+
+        var (start, end, deviceBase) = span(from: b, to: r, receivedAt: now)
+        if delta == 0 {
+            state.baseline = baseline(c, r, now)  // keep the count; move the time forward
+            return out
+        }
+        // Plausibility: device time when trusted, else receipt time over a minimum window.
+        let seconds = deviceBase && end > start ? end - start : max(now - b.receivedAt, configuration.minimumRateWindow)
+        if Double(delta) > configuration.maxStepsPerSecond * seconds {
+            state.tally.implausible += 1
+            state.baseline = baseline(c, r, now)
+            state.segment += 1
+            out.events.append(.implausible(steps: delta, seconds: seconds))
+            out.events.append(.baseline(.implausible, count: c))
+            return out
+        }
+        var uncertain = false
+        if end < start {
+            out.events.append(.clockWentBack(seconds: start - end))
+            start = end
+            uncertain = true
+        } else if end - start > configuration.longGap {
+            state.tally.longGaps += 1
+            out.events.append(.longGap(seconds: end - start))
+            uncertain = true
+        }
+        let next = baseline(c, r, now)
+        let id = "serial:\(configuration.deviceID):\(state.segment):\(r.boot ?? b.boot ?? "-"):\(key(b))-\(key(next)):\(b.count)-\(c)"
+        out.samples.append(StepInterval(steps: delta, start: Date(timeIntervalSince1970: start),
+                                        end: Date(timeIntervalSince1970: end), syncIdentifier: id,
+                                        timingUncertain: uncertain))
+        state.tally.steps += delta
+        state.tally.samples += 1
+        state.baseline = next
+        return out
+    }
+
+    /// A decrease is a wrap when both values fit the width, the old value was in the top quarter
+    /// of the range and the new one in the bottom quarter, and the wrapped delta is plausible.
+    private func isWrap(from old: UInt64, to new: UInt64, bits: Int, baseline b: CounterState.Baseline,
+                        reading r: PedometerReading, now: Double) -> Bool {
+        let range = UInt64(1) << UInt64(bits)
+        guard old < range, new < range, old >= range - range / 4, new < range / 4 else { return false }
+        let delta = new + range - old
+        let (start, end, deviceBase) = span(from: b, to: r, receivedAt: now)
+        let seconds = deviceBase && end > start ? end - start : max(now - b.receivedAt, configuration.minimumRateWindow)
+        return Double(delta) <= configuration.maxStepsPerSecond * seconds
+    }
+
+    // MARK: delta
+
+    private mutating func processDelta(_ d: UInt64, _ r: PedometerReading, _ now: Double) -> CounterOutput {
+        var out = CounterOutput()
+        let next = baseline(0, r, now)
+        var start = now, end = now, deviceBase = false
+        let previous = state.lastDelta
+        if let b = previous {
+            let (o, gap) = order(r, count: nil, after: b)
+            switch o {
+            case .duplicate:
+                state.tally.duplicates += 1
+                out.events.append(.duplicate)
+                return out
+            case .late:
+                state.tally.outOfOrder += 1
+                out.events.append(.outOfOrder)
+                return out
+            case .restarted:
+                state.segment += 1
+            case .fresh:
+                if gap > 0 {
+                    state.tally.seqGaps += 1
+                    state.tally.missingLines += gap
+                    out.events.append(.seqGap(missing: gap))
+                }
+            }
+            (start, end, deviceBase) = span(from: b, to: r, receivedAt: now)
+        } else {
+            state.segment += 1
+        }
+        state.lastDelta = next
+        if configuration.trustDeviceTime, let t0 = r.deltaStart, let t1 = r.deltaEnd, t0 <= t1 {
+            (start, end, deviceBase) = (t0, t1, true)
+        }
+        guard d > 0 else { return out }
+        let seconds = deviceBase && end > start ? end - start
+            : max(now - (previous?.receivedAt ?? now), configuration.minimumRateWindow)
+        if Double(d) > configuration.maxStepsPerSecond * seconds {
+            state.tally.implausible += 1
+            out.events.append(.implausible(steps: d, seconds: seconds))
+            return out
+        }
+        var uncertain = false
+        if end < start {
+            out.events.append(.clockWentBack(seconds: start - end))
+            start = end
+            uncertain = true
+        } else if end - start > configuration.longGap {
+            state.tally.longGaps += 1
+            out.events.append(.longGap(seconds: end - start))
+            uncertain = true
+        }
+        let from = previous.map(key) ?? "-"
+        let id = "serial:\(configuration.deviceID):\(state.segment):\(r.boot ?? "-"):d\(from)-\(key(next)):\(d)"
+        out.samples.append(StepInterval(steps: d, start: Date(timeIntervalSince1970: start),
+                                        end: Date(timeIntervalSince1970: end), syncIdentifier: id,
+                                        timingUncertain: uncertain))
+        state.tally.steps += d
+        state.tally.samples += 1
+        return out
+    }
+}
