@@ -56,7 +56,7 @@ let package = Package(
         // Serial pedometers: termios port, line framing, line formats, the exact step-counter
         // state machine (pure) and the reader that ties them together.
         .target(name: "SerialPedometer",
-                dependencies: ["HealthModel", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["HealthModel", "HealthStore", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         // libudev: tty enumeration with sysfs fallback, add/remove monitor, device matching rules.
         .target(name: "Udev", dependencies: ["CUdev"], swiftSettings: strict),
@@ -103,7 +103,7 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Serial tests
-        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel"],
+        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore"],
                     swiftSettings: strict),
         .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: strict),
 

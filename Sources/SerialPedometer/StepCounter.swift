@@ -78,6 +78,9 @@ public struct CounterState: Sendable, Hashable, Codable {
     public var segment: UInt64 = 0
     /// Running totals.
     public var tally = Tally()
+    /// The most recent earlier `boot` ids (newest last, at most 8): a reading from a past boot
+    /// is a stale resend, dropped as out of order rather than taken for a new reset.
+    public var pastBoots: [String] = []
 
     /// A fresh state (no baseline).
     public init() {}
@@ -235,7 +238,16 @@ public struct StepCounter: Sendable {
             out.events.append(.baseline(.first, count: c))
             return out
         }
+        if let boot = r.boot, boot != b.boot, state.pastBoots.contains(boot) {
+            state.tally.outOfOrder += 1
+            out.events.append(.outOfOrder)
+            return out
+        }
         let bootChanged = r.boot != nil && b.boot != nil && r.boot != b.boot
+        if bootChanged, let old = b.boot {
+            state.pastBoots.append(old)
+            if state.pastBoots.count > 8 { state.pastBoots.removeFirst(state.pastBoots.count - 8) }
+        }
         var seqRestarted = false
         if !bootChanged {
             let (o, gap) = order(r, count: c, after: b)

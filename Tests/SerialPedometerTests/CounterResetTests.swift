@@ -14,6 +14,17 @@ import Testing
         #expect(run.count("out-of-order") == 0)
     }
 
+    @Test func aLineFromAnEarlierBootIsStaleNotAnotherReset() {
+        var run = CounterRun(CounterRun.config())
+        run.feed(counts: [100, 110], from: 0, seqFrom: 50, boot: "A")
+        run.feed(counts: [5, 9], from: 30, seqFrom: 0, boot: "B")
+        run.feed(PedometerReading(steps: 111, seq: 52, boot: "A"), at: 40)  // a resend from boot A
+        run.feed(PedometerReading(steps: 12, seq: 2, boot: "B"), at: 41)
+        #expect(run.samples.map(\.steps) == [10, 5, 4, 3])
+        #expect(run.count("out-of-order") == 1)
+        #expect(run.count("reset") == 1)
+    }
+
     @Test func decreaseWithoutBootIsAnInferredReset() {
         var run = CounterRun(CounterRun.config())
         run.feed(counts: [500, 510, 4, 9], from: 0)
