@@ -16,6 +16,13 @@ struct HealthGate: AsyncParsableCommand {
         subcommands: [
             // Model and store (issue 2)
             TypesCommand.self,
+            AddCommand.self,
+            ImportCommand.self,
+            ExportCommand.self,
+            SamplesCommand.self,
+            DeleteCommand.self,
+            StatsCommand.self,
+            SourcesCommand.self,
 
             // Bluetooth LE heart rate (issue 3)
             ScanCommand.self,

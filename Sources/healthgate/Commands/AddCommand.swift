@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import HealthModel
+import HealthStore
+
+/// `healthgate add`: manual entry of one sample.
+struct AddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Save one sample entered by hand.",
+        discussion: """
+            The value is given in --unit (default: the type's canonical unit, see 'healthgate types') and \
+            stored in the canonical unit. Without --start the sample is stamped now; without --end it is \
+            instantaneous. The source defaults to "Manual entry", which outranks every other source when \
+            statistics merge overlapping data.
+
+            Example:
+              healthgate add --type heartRate --value 72 --unit count/min --sensor-location chest
+              healthgate add --type stepCount --value 1000 --start 2026-11-02T08:00:00Z --end 2026-11-02T09:00:00Z --source Watch
+            """)
+
+    @OptionGroup var store: StoreLocation
+
+    @Option(help: "The quantity type (heartRate, stepCount, …).")
+    var type: String
+
+    @Option(help: "The value, in --unit.")
+    var value: Double
+
+    @Option(help: "The value's unit (HKUnit grammar: count/min, kcal, ms, …).")
+    var unit: String?
+
+    @Option(help: ArgumentHelp("When the measurement started (ISO 8601). Default: now.", valueName: "date"))
+    var start: String?
+
+    @Option(help: ArgumentHelp("When it ended (ISO 8601). Default: the start.", valueName: "date"))
+    var end: String?
+
+    @Option(help: ArgumentHelp("The source's name (default: Manual entry).", valueName: "name"))
+    var source: String?
+
+    @Option(help: ArgumentHelp("The source's stable identifier (default: its name).", valueName: "id"))
+    var sourceIdentifier: String?
+
+    @Option(help: "Device name.") var deviceName: String?
+    @Option(help: "Device manufacturer.") var deviceManufacturer: String?
+    @Option(help: "Device model.") var deviceModel: String?
+    @Option(help: "Device local identifier.") var deviceLocalIdentifier: String?
+
+    @Option(help: ArgumentHelp("Heart-rate sensor location: other, chest, wrist, finger, hand, earLobe, foot.", valueName: "location"))
+    var sensorLocation: String?
+
+    @Option(help: ArgumentHelp("Heart-rate motion context: notSet, sedentary, active.", valueName: "context"))
+    var motionContext: String?
+
+    @Option(help: ArgumentHelp("Sync identifier: a later save with a higher --sync-version replaces this sample.", valueName: "id"))
+    var syncIdentifier: String?
+
+    @Option(help: ArgumentHelp("Sync version (an integer; needed with --sync-identifier).", valueName: "n"))
+    var syncVersion: Int?
+
+    @Option(name: .customLong("metadata"), help: ArgumentHelp(
+        "A free metadata key=value (repeatable). Numbers become numbers, ISO 8601 date-times dates.", valueName: "key=value"))
+    var metadata: [String] = []
+
+    @Flag(help: "Print the saved sample as JSON.")
+    var json = false
+
+    func run() throws {
+        try reporting {
+            let type = try CLIParse.type(type)
+            let unit = try unit.map { try HealthUnit($0) } ?? type.canonicalUnit
+            let startDate = try start.map { try CLIParse.date($0, option: "--start") } ?? Date()
+            let endDate = try end.map { try CLIParse.date($0, option: "--end") } ?? startDate
+            let src = source.map { Source(name: $0, identifier: sourceIdentifier) } ?? .manual
+            let device = Device(name: deviceName, manufacturer: deviceManufacturer, model: deviceModel,
+                                localIdentifier: deviceLocalIdentifier)
+            var meta = Metadata(syncIdentifier: syncIdentifier, syncVersion: syncVersion, wasUserEntered: true)
+            meta.heartRateSensorLocation = try CLIParse.sensorLocation(sensorLocation)
+            if let motionContext {
+                guard let c = HeartRateMotionContext(name: motionContext) else {
+                    throw CLIFailure("--motion-context '\(motionContext)' is not notSet, sedentary or active.", code: .usage)
+                }
+                meta.heartRateMotionContext = c
+            }
+            for pair in metadata {
+                guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+                    throw CLIFailure("--metadata '\(pair)' is not key=value.", code: .usage)
+                }
+                let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
+                if let n = Double(text), n.isFinite { meta.user[key] = .number(n) }
+                else { meta.user[key] = SampleJSON.parseUserText(text) }
+            }
+            let sample = try QuantitySample(type: type, quantity: Quantity(value, unit), start: startDate, end: endDate,
+                                            source: src, device: device, metadata: meta)
+            let summary = try store.open().save([sample])
+            if json {
+                var o = try SampleJSON.object(sample)
+                o["saved"] = summary.inserted + summary.replaced > 0
+                JSONOutput.emit(o)
+            } else if summary.ignored > 0 {
+                print("not saved: a sample with sync identifier \(syncIdentifier ?? "") and an equal or higher version is stored")
+            } else {
+                print("saved \(sample.uuid.uuidString.lowercased()): \(type.identifier) \(Table.number(value)) \(unit) " +
+                      "\(ISO8601.string(startDate))\(endDate != startDate ? "–" + ISO8601.string(endDate) : "")" +
+                      (summary.replaced > 0 ? " (replaced an older sync version)" : ""))
+            }
+        }
+    }
+}

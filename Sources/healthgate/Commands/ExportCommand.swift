@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import HealthModel
+import HealthStore
+
+/// `healthgate export --format csv|jsonl [filters]`.
+struct ExportCommand: ParsableCommand {
+    enum Format: String, ExpressibleByArgument, CaseIterable { case csv, jsonl }
+
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export samples as JSON lines (importable) or CSV.",
+        discussion: """
+            JSON lines use the shape 'healthgate import' reads, so export → import round-trips (UUIDs kept). \
+            CSV has a header row: uuid, type, value, unit, start, end, source, source_identifier, device_name, \
+            device_manufacturer, device_model, device_local_identifier, sensor_location, sync_identifier, \
+            sync_version, metadata (JSON). Values are in each type's canonical unit unless --unit is given \
+            (then --type is required). Samples come oldest first.
+
+            Example:
+              healthgate export --format csv --type stepCount --from 2026-11-01 > steps.csv
+            """)
+
+    @OptionGroup var store: StoreLocation
+    @OptionGroup var filters: SampleFilterOptions
+
+    @Option(help: "csv or jsonl.")
+    var format: Format
+
+    @Option(help: "Write values in this unit (needs --type).")
+    var unit: String?
+
+    @Option(help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    func run() throws {
+        try reporting {
+            let q = try filters.query()
+            var unit: HealthUnit?
+            if let text = self.unit {
+                guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
+                unit = try CLIParse.unit(text, for: type)
+            }
+            let samples = try store.open().samples(q)
+            var out = ""
+            if format == .csv {
+                out += "uuid,type,value,unit,start,end,source,source_identifier,device_name,device_manufacturer,device_model,device_local_identifier,sensor_location,sync_identifier,sync_version,metadata\n"
+            }
+            for s in samples {
+                let u = unit ?? s.type.canonicalUnit
+                switch format {
+                case .jsonl:
+                    out += JSONOutput.string(try SampleJSON.object(s, unit: u)) + "\n"
+                case .csv:
+                    var meta = SampleJSON.metadataObject(s.metadata)
+                    for k in ["heartRateSensorLocation", "syncIdentifier", "syncVersion"] { meta[k] = nil }
+                    let cells: [String] = [
+                        s.uuid.uuidString.lowercased(), s.type.identifier, String(try s.quantity.doubleValue(for: u)),
+                        u.unitString, ISO8601.string(s.startDate), ISO8601.string(s.endDate), s.source.name,
+                        s.source.identifier, s.device?.name ?? "", s.device?.manufacturer ?? "", s.device?.model ?? "",
+                        s.device?.localIdentifier ?? "", s.metadata.heartRateSensorLocation?.name ?? "",
+                        s.metadata.syncIdentifier ?? "", s.metadata.syncVersion.map(String.init) ?? "",
+                        meta.isEmpty ? "" : JSONOutput.string(meta),
+                    ]
+                    out += cells.map(csvCell).joined(separator: ",") + "\n"
+                }
+            }
+            if let output {
+                do { try out.write(toFile: output, atomically: true, encoding: .utf8) } catch {
+                    throw CLIFailure("cannot write \(output): \(error.localizedDescription).", code: .ioError)
+                }
+                Console.note("exported \(samples.count) sample(s) to \(output)")
+            } else {
+                FileHandle.standardOutput.write(Data(out.utf8))
+            }
+        }
+    }
+
+    /// RFC 4180: quote cells holding a comma, quote or line break; double inner quotes.
+    func csvCell(_ s: String) -> String {
+        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
+        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import HealthModel
+import HealthStore
+
+/// `healthgate sources`: the sources that wrote samples, in priority order.
+struct SourcesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sources",
+        abstract: "List sources in priority order, or change a source's priority.",
+        discussion: """
+            When samples from several sources overlap in time, statistics use the source ranked highest \
+            (rank 1). New sources are ranked by kind: manual entry first, then HealthGate's own capture \
+            sources, then other sources, a newly seen one above the older ones. 'sources priority' moves \
+            a source to another rank.
+
+            Examples:
+              healthgate sources --type stepCount
+              healthgate sources priority iPhone 1
+            """,
+        subcommands: [List.self, Priority.self],
+        defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List sources, highest priority first, with sample counts.")
+
+        @OptionGroup var store: StoreLocation
+
+        @Option(help: "Only sources with samples of this type (counts only those).")
+        var type: String?
+
+        @Flag(help: "Print a JSON array.")
+        var json = false
+
+        func run() throws {
+            try reporting {
+                let list = try store.open().sources(type: try type.map(CLIParse.type))
+                if json {
+                    JSONOutput.emit(list.map { s -> [String: Any] in
+                        var o: [String: Any] = ["name": s.source.name, "identifier": s.source.identifier, "rank": s.rank,
+                                                "samples": s.sampleCount]
+                        o["version"] = s.source.version
+                        o["first"] = s.firstSample.map(ISO8601.string)
+                        o["last"] = s.lastSample.map(ISO8601.string)
+                        return o
+                    })
+                    return
+                }
+                if list.isEmpty { print("no sources yet"); return }
+                Table.print(["RANK", "NAME", "IDENTIFIER", "SAMPLES", "FIRST", "LAST"], list.map {
+                    [String($0.rank), $0.source.name, $0.source.identifier, String($0.sampleCount),
+                     $0.firstSample.map(ISO8601.string) ?? "-", $0.lastSample.map(ISO8601.string) ?? "-"]
+                })
+            }
+        }
+    }
+
+    struct Priority: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "priority", abstract: "Move a source to a rank (1 = highest priority).",
+            discussion: "Example: healthgate sources priority \"Manual entry\" 1")
+
+        @OptionGroup var store: StoreLocation
+
+        @Argument(help: "The source's name or identifier.")
+        var source: String
+
+        @Argument(help: "The new rank (1 = highest); a rank past the end moves it to the bottom.")
+        var rank: Int
+
+        func run() throws {
+            try reporting {
+                let db = try store.open()
+                try db.setPriority(source: source, rank: rank)
+                let list = try db.sources()
+                Table.print(["RANK", "NAME", "IDENTIFIER"], list.map { [String($0.rank), $0.source.name, $0.source.identifier] })
+            }
+        }
+    }
+}

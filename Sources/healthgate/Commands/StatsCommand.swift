@@ -1,0 +1,176 @@
+import ArgumentParser
+import Foundation
+import HealthModel
+import HealthStore
+
+/// `healthgate stats`: statistics over a range, or per bucket.
+struct StatsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stats",
+        abstract: "Statistics for one type: sums, averages, minimum, maximum, most recent — merged across sources.",
+        discussion: """
+            Options: discreteAverage, discreteMin, discreteMax, mostRecent for discrete types (heartRate, …); \
+            cumulativeSum and mostRecent for cumulative ones (stepCount, …). Default: the average, min and \
+            max, or the sum. Mixing the two kinds is an error, as in HealthKit.
+
+            Where sources overlap in time, the higher-priority source wins and nothing is counted twice \
+            ('healthgate sources' shows and sets the order); --separate-by-source adds each source's own \
+            numbers. Without --from/--to the whole history counts; with them, only the part of each sample \
+            inside the range. --interval 30m|1h|1d|1w splits the range into buckets from --anchor (default: \
+            midnight in --tz of the range start); days and weeks follow the calendar in --tz, so a DST day \
+            is 23 or 25 hours. A sample spanning a bucket edge is shared by time (docs/queries.md).
+
+            JSON: one object with the requested keys of sum, average, min, max, mostRecent, plus unit (and \
+            sources with --separate-by-source); with --interval an array of such objects with start and end.
+
+            Examples:
+              healthgate stats --type heartRate --option discreteAverage,discreteMin,discreteMax --json
+              healthgate stats --type stepCount --from 2026-10-26 --to 2026-11-02 --interval 1d --tz Europe/Berlin
+            """)
+
+    @OptionGroup var store: StoreLocation
+
+    @Option(help: "The quantity type.")
+    var type: String
+
+    @Option(name: [.customLong("option"), .customLong("options")], parsing: .singleValue, help: ArgumentHelp(
+        "Statistics to compute, comma-separated (repeatable).", valueName: "list"))
+    var option: [String] = []
+
+    @Option(help: ArgumentHelp("Range start (ISO 8601; a bare date is midnight in --tz).", valueName: "date"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("Range end, exclusive.", valueName: "date"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("Bucket length: 30m, 1h, 1d, 1w (any count).", valueName: "interval"))
+    var interval: String?
+
+    @Option(help: ArgumentHelp("Where buckets are counted from (ISO 8601).", valueName: "date"))
+    var anchor: String?
+
+    @Option(help: ArgumentHelp("Time zone for day and week buckets (IANA name; default: the system's).", valueName: "zone"))
+    var tz: String?
+
+    @Flag(help: "Add per-source results.")
+    var separateBySource = false
+
+    @Option(help: ArgumentHelp("Only samples from this device (name, local identifier or alias).", valueName: "name"))
+    var device: String?
+
+    @Option(help: ArgumentHelp("Only samples from this source.", valueName: "name"))
+    var source: String?
+
+    @Option(help: "Report values in this unit (must fit the type).")
+    var unit: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        try reporting {
+            let type = try CLIParse.type(type)
+            let outUnit = try CLIParse.unit(unit, for: type)
+            var options = try StatisticsOptions(names: option.joined(separator: ","))
+            if options.isEmpty || options == .separateBySource {
+                options.formUnion(type.aggregationStyle == .cumulative ? .cumulativeSum
+                                  : [.discreteAverage, .discreteMin, .discreteMax])
+            }
+            if separateBySource { options.insert(.separateBySource) }
+            let zone = try CLIParse.timeZone(tz)
+            let query = StatisticsQuery(
+                type: type, options: options,
+                start: try from.map { try CLIParse.date($0, option: "--from", timeZone: zone) },
+                end: try to.map { try CLIParse.date($0, option: "--to", timeZone: zone) },
+                device: device, source: source)
+            let db = try store.open()
+            if let interval {
+                let iv = try StatisticsInterval(parsing: interval)
+                let anchorDate = try anchor.map { try CLIParse.date($0, option: "--anchor", timeZone: zone) }
+                let buckets = try db.statisticsCollection(query, interval: iv, anchor: anchorDate, timeZone: zone ?? .current)
+                    .map { try $0.converted(to: outUnit) }
+                if json {
+                    JSONOutput.emit(buckets.map { b -> [String: Any] in
+                        var o = object(b.values, options: options)
+                        o["start"] = b.start.map(ISO8601.string) ?? NSNull()
+                        o["end"] = b.end.map(ISO8601.string) ?? NSNull()
+                        o["unit"] = outUnit.unitString
+                        if let s = b.sources { o["sources"] = sources(s, options: options) }
+                        return o
+                    })
+                } else {
+                    printBuckets(buckets, options: options, unit: outUnit)
+                }
+            } else {
+                let st = try db.statistics(query).converted(to: outUnit)
+                if json {
+                    var o = object(st.values, options: options)
+                    o["unit"] = outUnit.unitString
+                    if let s = st.sources { o["sources"] = sources(s, options: options) }
+                    JSONOutput.emit(o)
+                } else {
+                    printSingle(st, options: options, unit: outUnit)
+                }
+            }
+        }
+    }
+
+    /// The requested keys (null when no sample contributed).
+    func object(_ v: StatisticValues, options: StatisticsOptions) -> [String: Any] {
+        var o: [String: Any] = [:]
+        func put(_ key: String, _ opt: StatisticsOptions, _ x: Double?) {
+            if options.contains(opt) { o[key] = x ?? NSNull() }
+        }
+        put("sum", .cumulativeSum, v.sum)
+        put("average", .discreteAverage, v.average)
+        put("min", .discreteMin, v.minimum)
+        put("max", .discreteMax, v.maximum)
+        put("mostRecent", .mostRecent, v.mostRecent)
+        return o
+    }
+
+    func sources(_ list: [SourceStatistics], options: StatisticsOptions) -> [[String: Any]] {
+        list.map { s in
+            var o = object(s.values, options: options)
+            o["name"] = s.source.name
+            o["identifier"] = s.source.identifier
+            o["rank"] = s.rank
+            return o
+        }
+    }
+
+    func columns(_ options: StatisticsOptions) -> [(String, (StatisticValues) -> Double?)] {
+        var c: [(String, (StatisticValues) -> Double?)] = []
+        if options.contains(.cumulativeSum) { c.append(("SUM", { $0.sum })) }
+        if options.contains(.discreteAverage) { c.append(("AVERAGE", { $0.average })) }
+        if options.contains(.discreteMin) { c.append(("MIN", { $0.minimum })) }
+        if options.contains(.discreteMax) { c.append(("MAX", { $0.maximum })) }
+        if options.contains(.mostRecent) { c.append(("MOST RECENT", { $0.mostRecent })) }
+        return c
+    }
+
+    func printSingle(_ st: Statistics, options: StatisticsOptions, unit: HealthUnit) {
+        let cols = columns(options)
+        var rows = [["all sources (merged)"] + cols.map { Table.number($0.1(st.values)) } + [String(st.values.sampleCount)]]
+        for s in st.sources ?? [] {
+            rows.append(["#\(s.rank) \(s.source.name)"] + cols.map { Table.number($0.1(s.values)) } + [String(s.values.sampleCount)])
+        }
+        print("\(st.type.identifier) in \(unit)")
+        Table.print(["SOURCE"] + cols.map(\.0) + ["SAMPLES"], rows)
+    }
+
+    func printBuckets(_ buckets: [Statistics], options: StatisticsOptions, unit: HealthUnit) {
+        let cols = columns(options)
+        var rows: [[String]] = []
+        for b in buckets {
+            let span = (b.start.map(ISO8601.string) ?? "-") + " … " + (b.end.map(ISO8601.string) ?? "-")
+            rows.append([span, "merged"] + cols.map { Table.number($0.1(b.values)) })
+            for s in b.sources ?? [] {
+                rows.append(["", s.source.name] + cols.map { Table.number($0.1(s.values)) })
+            }
+        }
+        print("\(buckets.first?.type.identifier ?? type) in \(unit)")
+        if rows.isEmpty { print("no samples match"); return }
+        Table.print(["BUCKET", "SOURCE"] + cols.map(\.0), rows)
+    }
+}
