@@ -48,7 +48,7 @@ let package = Package(
         // ---- Bluetooth LE (issues 3, 4)
         // The Linux transport: raw-HCI LE scanning, advertising-data parsing, the L2CAP ATT
         // bearer, kernel errors as sentences (helper blelinux).
-        .target(name: "BluetoothLinux", dependencies: ["CBlueZ"], swiftSettings: strict),
+        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT", "HealthModel"], swiftSettings: strict),
         // ATT PDU codec, the ATTBearer transport protocol and a GATT client. Pure Swift.
         .target(name: "GATT", swiftSettings: strict),
 
@@ -99,7 +99,8 @@ let package = Package(
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel"], swiftSettings: strict),
 
         // ---- Bluetooth LE tests
-        .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux"], swiftSettings: strict),
+        .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore"],
+                    swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Serial tests

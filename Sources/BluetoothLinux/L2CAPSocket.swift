@@ -1,4 +1,5 @@
 import CBlueZ
+import GATT
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -226,5 +227,35 @@ private func setBdaddr(_ b: inout bdaddr_t, _ address: BluetoothAddress) {
 private func withSockaddr<R>(_ a: inout sockaddr_l2, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
     withUnsafePointer(to: &a) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
+    }
+}
+
+// MARK: - The kernel's ATT bearer
+
+extension L2CAPSocket: ATTBearer {
+    /// Blocks until the next ATT PDU, copies it into `buffer` and returns its length; `nil`
+    /// after ``close()`` or when the device ended the link cleanly.
+    /// - Throws: ``BluetoothError`` `.linkLost` (with the kernel's reason) when the link failed.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        while true {
+            let fd = fdState.withLock { $0 }
+            guard fd >= 0 else { return nil }
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
+            let n = poll(&fds, 2, -1)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw BluetoothError(errno: errno, during: .io(address))
+            }
+            if fds[1].revents != 0 { return nil }
+            let r = read(fd, buffer.baseAddress, buffer.count)
+            if r > 0 { return r }
+            if r == 0 { return nil }
+            switch errno {
+            case EINTR, EAGAIN: continue
+            case EBADF: return nil
+            default: throw BluetoothError(errno: errno, during: .io(address))
+            }
+        }
     }
 }
