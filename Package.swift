@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Ingest", "HealthModel",
+                "Ingest", "HealthModel", "HealthStore", "GATT", "SerialPedometer",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -85,7 +85,7 @@ let package = Package(
                 "HealthModel",
                 "HealthStore",
                 "BluetoothLinux",
-                "Ingest", "Gateway",
+                "Ingest", "Gateway", "HealthGateTesting", "GATT",
                 "SerialPedometer",
                 "Udev",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: strict),
 
         // ---- Ingestion tests
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore"], swiftSettings: strict),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Change feed tests
 

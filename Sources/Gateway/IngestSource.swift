@@ -15,12 +15,12 @@ public protocol IngestSource: Sendable {
     /// Whether the runner restarts the source (with backoff) after it ends or fails.
     var reconnects: Bool { get }
     /// Produces into `ring` until done or stopped.
-    func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws
+    func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws
 }
 
 /// A one-way "stop now" flag that sources poll, with hooks to interrupt blocking calls (a
 /// source registers a hook that closes its file descriptor, which wakes a blocked `read`).
-public final class StopSignal: Sendable {
+public final class IngestStop: Sendable {
     private let raised = Atomic<Bool>(false)
     private let hooks = Mutex<[@Sendable () -> Void]>([])
 
@@ -66,7 +66,7 @@ public final class SourceRunner: Sendable {
     private let pipeline: IngestPipeline
     private let logger: Logger
     /// Raised by ``stopAll()``; sources watch it.
-    public let stop = StopSignal()
+    public let stop = IngestStop()
     private let running = Mutex<[DispatchSemaphore]>([])
 
     /// A runner feeding `pipeline`.
@@ -75,8 +75,9 @@ public final class SourceRunner: Sendable {
         self.logger = logger
     }
 
-    /// Starts `source` on its own thread.
-    public func start(_ source: any IngestSource) throws {
+    /// Starts `source` on its own thread; `onEnd` runs on that thread once the source is done
+    /// for good (it ended and does not reconnect, or stop was raised).
+    public func start(_ source: any IngestSource, onEnd: (@Sendable () -> Void)? = nil) throws {
         let ring = try pipeline.makeRing(name: source.name)
         let done = DispatchSemaphore(value: 0)
         running.withLock { $0.append(done) }
@@ -103,6 +104,7 @@ public final class SourceRunner: Sendable {
                 backoff = min(backoff * 2, .seconds(60))
             }
             ring.close()
+            onEnd?()
             done.signal()
         }
         thread.name = "src-\(source.name)".prefix(15).description

@@ -31,6 +31,7 @@ struct HealthGate: AsyncParsableCommand {
             // Serial pedometers (issue 5)
 
             // Ingestion daemon, demo, replay, bench (issue 6)
+            RunCommand.self,
 
             // Change feed and observation (issue 7)
 

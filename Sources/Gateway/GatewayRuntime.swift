@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+import HealthStore
+import Ingest
+import Logging
+import Synchronization
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Runs the ingest pipeline for a process: opens the store, starts the writer and the sources,
+/// speaks systemd, logs status, and on SIGTERM/SIGINT (or when told) stops the sources, drains,
+/// commits and returns the final counters.
+///
+/// Used by `healthgate run` (configured sources, until a signal), `healthgate demo`
+/// (simulated sources, for a duration) and `healthgate replay` (until the capture ends).
+public final class GatewayRuntime: Sendable {
+    /// The pipeline (for observers).
+    public let pipeline: IngestPipeline
+    /// The store the pipeline writes.
+    public let store: HealthStore
+    /// The sources' runner.
+    public let runner: SourceRunner
+    private let logger: Logger
+    private let notifier: SystemdNotifier
+    private let stopRequest = DispatchSemaphore(value: 0)
+    private let stopReason = Mutex<String?>(nil)
+
+    /// Opens `store` and prepares a pipeline with `configuration`.
+    public init(store: HealthStore, configuration: IngestConfiguration, logger: Logger,
+                notifier: SystemdNotifier = SystemdNotifier()) throws {
+        self.store = store
+        self.logger = logger
+        self.notifier = notifier
+        self.pipeline = try IngestPipeline(sink: StoreSink(store: store), configuration: configuration)
+        self.runner = SourceRunner(pipeline: pipeline, logger: logger)
+        let log = logger
+        pipeline.onStallChange { reason in
+            if let reason {
+                log.error("the store refused a batch and the writer is holding it: \(reason); sources keep running into their rings and overflow lists (see stats), and the writer retries")
+                notifier.status("stalled: \(reason)")
+            } else {
+                log.notice("the store accepts writes again; the writer resumed")
+            }
+        }
+    }
+
+    /// Asks ``run(sources:until:statusInterval:)`` to stop (any thread).
+    public func requestStop(reason: String) {
+        let first = stopReason.withLock { r -> Bool in
+            if r != nil { return false }
+            r = reason
+            return true
+        }
+        if first { stopRequest.signal() }
+    }
+
+    /// Starts the writer and `sources`, then waits for SIGTERM/SIGINT, ``requestStop(reason:)``,
+    /// the end of `duration`, or (with `endWhenSourcesEnd`) every source ending. Then it stops
+    /// the sources, drains and commits everything, and returns the final counters.
+    public func run(sources: [any IngestSource], duration: Duration? = nil, endWhenSourcesEnd: Bool = false,
+                    statusInterval: Duration = .seconds(60), started: (() -> Void)? = nil,
+                    status: (@Sendable (IngestStats) -> Void)? = nil) throws -> IngestStats {
+        // Signals arrive on a dispatch queue instead of interrupting arbitrary threads.
+        let queue = DispatchQueue(label: "healthgate.signals")
+        var signalSources: [any DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+            s.setEventHandler { [self] in requestStop(reason: sig == SIGTERM ? "SIGTERM" : "SIGINT") }
+            s.resume()
+            signalSources.append(s)
+        }
+        defer { for s in signalSources { s.cancel() } }
+
+        pipeline.start()
+        for source in sources { try runner.start(source) }
+        started?()
+        notifier.ready(status: "ingesting from \(sources.count) source(s)")
+        logger.info("ingesting from \(sources.count) source(s) into \(store.path)")
+
+        // Watchdog pings and status lines from a timer; the main thread just waits.
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let tick = notifier.watchdogInterval.map { min($0 / 2, .seconds(1)) } ?? .seconds(1)
+        let tickNanos = Int(tick.components.seconds) * 1_000_000_000 + Int(tick.components.attoseconds / 1_000_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(tickNanos), repeating: .nanoseconds(tickNanos))
+        let lastStatus = Mutex(ContinuousClock.now)
+        let (pipeline, logger, notifier) = (self.pipeline, self.logger, self.notifier)
+        timer.setEventHandler {
+            notifier.watchdog()
+            let due = lastStatus.withLock { last -> Bool in
+                guard last.duration(to: .now) >= statusInterval else { return false }
+                last = .now
+                return true
+            }
+            let s = pipeline.stats
+            status?(s)
+            if due {
+                let line = Self.statusLine(s)
+                logger.info("\(line)")
+                notifier.status(line)
+            }
+        }
+        timer.resume()
+        if endWhenSourcesEnd {
+            let runner = self.runner
+            Thread.detachNewThread { [self] in
+                runner.waitForAll()
+                requestStop(reason: "sources ended")
+            }
+        }
+        if let duration {
+            let ns = Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000)
+            queue.asyncAfter(deadline: .now() + .nanoseconds(ns)) { [self] in requestStop(reason: "duration reached") }
+        }
+
+        stopRequest.wait()
+        let reason = stopReason.withLock { $0 } ?? "stop"
+        logger.notice("\(reason): stopping sources, draining and committing")
+        notifier.stopping(status: "\(reason): draining")
+        runner.stopAll()
+        let final = pipeline.stop()
+        timer.cancel()
+        logger.notice("stopped: \(Self.statusLine(final))")
+        return final
+    }
+
+    /// One line for logs and `systemctl status`.
+    public static func statusLine(_ s: IngestStats) -> String {
+        var line = "\(s.committed) committed in \(s.batches) batches, \(s.pending + s.held) waiting, \(s.dropped) dropped"
+        if s.spilled > 0 { line += ", \(s.spilled) spilled" }
+        if s.rejected > 0 { line += ", \(s.rejected) rejected" }
+        if s.abandoned > 0 { line += ", \(s.abandoned) NOT committed (store failing at shutdown)" }
+        if let why = s.stalledBy { line += "; stalled: \(why)" }
+        return line
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The built `healthgate` executable, next to the test bundle.
+func healthgateBinary() -> String {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
+    if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/healthgate").path
+}
+
+/// A `healthgate` child process with its stdout and stderr collected as they arrive.
+final class Child: @unchecked Sendable {
+    let process = Process()
+    private let out = Buffer()
+    private let err = Buffer()
+
+    final class Buffer: Sendable {
+        let data = Mutex(Data())
+        func append(_ d: Data) { data.withLock { $0.append(d) } }
+        var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
+    }
+
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: healthgateBinary())
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "HEALTHGATE_DB")
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let o = Pipe(), e = Pipe()
+        process.standardOutput = o
+        process.standardError = e
+        o.fileHandleForReading.readabilityHandler = { [out] h in out.append(h.availableData) }
+        e.fileHandleForReading.readabilityHandler = { [err] h in err.append(h.availableData) }
+        try process.run()
+    }
+
+    var stdout: String { out.text }
+    var stderr: String { err.text }
+
+    func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+
+    /// Waits for exit and returns the status (128+signal when killed by one).
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        usleep(100_000)   // let the pipes' last bytes arrive
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    }
+}
+
+/// Rows and integrity of a database file, read through the sqlite3 CLI-free store API.
+func tempDBPath(_ tag: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("hg-\(tag)-\(UUID().uuidString)/health.sqlite").path
+}

@@ -1,0 +1,57 @@
+import Foundation
+import HealthGateTesting
+import HealthModel
+import HealthStore
+import Testing
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `healthgate run` as a real child process: config errors, and a pty pedometer ingested until
+/// SIGTERM.
+@Suite(.serialized) struct RunCommandTests {
+    func write(_ text: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hg-\(UUID().uuidString).toml").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func aBadConfigExits78NamingFileAndLine() throws {
+        let cfg = try write("[ingest]\nbatch_size = 10\nflush_interval_ms = -5\n")
+        let child = try Child(["run", "--config", cfg, "--db", tempDBPath("cfg")])
+        #expect(child.wait() == 78)
+        #expect(child.stderr.contains("\(cfg):3:"), "\(child.stderr)")
+        #expect(child.stderr.contains("flush_interval_ms"), "\(child.stderr)")
+    }
+
+    @Test func aMissingConfigExits78() throws {
+        let child = try Child(["run", "--config", "/nonexistent/healthgate.toml", "--db", tempDBPath("cfg")])
+        #expect(child.wait() == 78)
+        #expect(child.stderr.contains("/nonexistent/healthgate.toml"))
+    }
+
+    @Test func ingestsAPtyPedometerAndStopsCleanlyOnSIGTERM() throws {
+        let pedometer = try SimulatedPedometer()
+        let db = tempDBPath("run")
+        let cfg = try write("""
+            status_interval = 1
+            [ingest]
+            flush_interval_ms = 50
+            [[pedometer]]
+            path = "\(pedometer.path)"
+            baud = 115200
+            name = "Test pedometer"
+            """)
+        let child = try Child(["run", "--config", cfg, "--db", db])
+        #expect(eventually { child.stderr.contains("opening it") }, "\(child.stderr)")
+        pedometer.start(interval: .milliseconds(20))
+        let store = try HealthStore(path: db)
+        #expect(eventually { ((try? store.count(SampleQuery(type: .stepCount))) ?? 0) >= 5 }, "\(child.stderr)")
+        pedometer.stop()
+        child.signal(SIGTERM)
+        #expect(child.wait() == 0, "\(child.stderr)")
+        let last = child.stderr.split(separator: "\n").last { $0.contains("stopped:") }
+        #expect(last?.contains(" 0 waiting, 0 dropped") == true, "\(child.stderr)")
+        #expect(try store.count(SampleQuery(type: .stepCount)) >= 5)
+    }
+}
