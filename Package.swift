@@ -56,7 +56,9 @@ let package = Package(
         // Serial pedometers: termios port, line framing, line formats, the exact step-counter
         // state machine (pure) and the reader that ties them together.
         .target(name: "SerialPedometer",
-                dependencies: ["HealthModel", "HealthStore", .product(name: "Logging", package: "swift-log")],
+                dependencies: ["HealthModel", "HealthStore", "Udev",
+                               .product(name: "TOMLKit", package: "TOMLKit"),
+                               .product(name: "Logging", package: "swift-log")],
                 swiftSettings: strict),
         // libudev: tty enumeration with sysfs fallback, add/remove monitor, device matching rules.
         .target(name: "Udev", dependencies: ["CUdev"], swiftSettings: strict),

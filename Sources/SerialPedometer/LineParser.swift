@@ -187,7 +187,7 @@ public enum LineParser {
                 continue  // other plotter series (ax, ay, activity, …) are not ours
             }
         }
-        guard r.steps != nil else { return .failure(.notPedometer("no \"steps\" key")) }
+        guard r.steps != nil else { return .failure(.notPedometer("no \"steps\" key (vendor text needs --format profile:NAME)")) }
         return .success(r)
     }
 }

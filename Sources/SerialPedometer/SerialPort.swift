@@ -111,7 +111,7 @@ public final class SerialPort: @unchecked Sendable {
 
     /// Opens `path` with `O_NOCTTY | O_NONBLOCK`, takes it exclusively (unless told not to), and
     /// sets raw mode, the baud rate, 8 data bits, no parity, one stop bit, `CLOCAL | CREAD`, and
-    /// the flow control asked for. Pending input from before the open is discarded.
+    /// the flow control asked for. Input already pending is kept.
     public init(path: String, options: SerialPortOptions = SerialPortOptions()) throws {
         guard let speed = SerialPortOptions.speed(options.baud) else { throw SerialPortError.unsupportedBaud(options.baud) }
         let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
@@ -150,7 +150,8 @@ public final class SerialPort: @unchecked Sendable {
         }
         guard cfsetispeed(&tio, speed) == 0, cfsetospeed(&tio, speed) == 0 else { throw fail("cfsetspeed") }
         guard tcsetattr(fd, TCSANOW, &tio) == 0 else { throw fail("tcsetattr") }
-        _ = tcflush(fd, TCIFLUSH)
+        // Input that arrived before the open is kept, not flushed: it may be real readings
+        // (a partial first line is rejected or caught by the counter's rate cap).
         self.path = path
         self.fd = fd
     }

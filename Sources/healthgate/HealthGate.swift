@@ -29,6 +29,8 @@ struct HealthGate: AsyncParsableCommand {
             DevicesCommand.self,
 
             // Serial pedometers (issue 5)
+            SerialCommand.self,
+            DecodeCommand.self,  // the decode group (blecore adds its subcommands to it)
 
             // Ingestion daemon, demo, replay, bench (issue 6)
             RunCommand.self,

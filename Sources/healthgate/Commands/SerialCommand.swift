@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import SerialPedometer
+import Udev
+
+/// `healthgate serial`: serial (USB) pedometers.
+struct SerialCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serial",
+        abstract: "List and read serial (USB) pedometers.",
+        discussion: """
+            Pedometers are tty devices chosen by match rules (USB vid:pid, serial number, udev tag or \
+            by-id link) from --match or the serial configuration file; never every tty. \
+            docs/serial-pedometers.md explains the line formats, the step-counting rules and the udev rules.
+            """,
+        subcommands: [SerialListCommand.self, SerialWatchCommand.self])
+}
+
+/// `healthgate serial list`: tty devices with their udev properties.
+struct SerialListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List serial devices with their USB ids, serial number and by-id link, and whether they match as pedometers.",
+        discussion: """
+            Without a udev daemon (containers, minimal systems) the USB ids come from sysfs and there \
+            are no tags or by-id links; the command says so on stderr.
+
+            Example:
+              healthgate serial list --match 1d50:6120
+            """)
+
+    @Flag(help: "Print a JSON array (every udev property included).")
+    var json = false
+
+    @Flag(help: "Include virtual terminals (tty0…tty63, console, ptmx).")
+    var all = false
+
+    @Option(name: .customLong("match"), help: ArgumentHelp(
+        "A pedometer match rule, in addition to the configuration file's (repeatable).",
+        valueName: "vid:pid|serial:S|tag:T|by-id:PATH"))
+    var matches: [String] = []
+
+    @OptionGroup var serialConfig: SerialConfigOption
+
+    func run() throws {
+        try reporting {
+            let config = try serialConfig.load()
+            let rules = try config.match + matches.map(DeviceMatch.init(parsing:))
+            let udev = try Udev()
+            if !udev.daemonIsRunning {
+                Console.note("note: no udev daemon runs: USB ids are read from sysfs; tags and by-id links are unavailable")
+            }
+            let devices = try udev.ttyDevices().filter { all || $0.hasHardware }
+            if json {
+                JSONOutput.emit(devices.map { d -> [String: any Sendable] in
+                    var o: [String: any Sendable] = ["name": d.sysname, "syspath": d.syspath, "properties": d.properties,
+                                                     "tags": d.tags, "devlinks": d.devlinks, "idsFromSysfs": d.idsFromSysfs,
+                                                     "pedometer": rules.firstMatch(d) != nil, "id": d.stableID]
+                    if let v = d.devnode { o["devnode"] = v }
+                    if let v = d.vendorID { o["vendorID"] = v }
+                    if let v = d.modelID { o["modelID"] = v }
+                    if let v = d.serialShort { o["serial"] = v }
+                    if let v = d.manufacturer { o["manufacturer"] = v }
+                    if let v = d.product { o["product"] = v }
+                    if let v = d.driver { o["driver"] = v }
+                    if let v = d.byIDPath { o["byID"] = v }
+                    if let m = rules.firstMatch(d) { o["matchedBy"] = m.description }
+                    return o
+                })
+                return
+            }
+            if devices.isEmpty {
+                print("No serial devices\(all ? "" : " (add --all to include virtual terminals)").")
+                return
+            }
+            print(column("DEVICE", 16) + column("VID:PID", 11) + column("SERIAL", 18) + column("DRIVER", 12)
+                  + column("PEDOMETER", 26) + "BY-ID")
+            for d in devices {
+                let ids = d.vendorID.map { "\($0):\(d.modelID ?? "????")" } ?? "-"
+                let matched = rules.firstMatch(d).map { "yes (\($0))" } ?? "no"
+                print(column(d.devnode ?? d.sysname, 16) + column(ids, 11) + column(d.serialShort ?? "-", 18)
+                      + column(d.driver ?? "-", 12) + column(matched, 26) + (d.byIDPath ?? "-"))
+            }
+            if rules.isEmpty {
+                Console.note("note: no match rules (--match or \(config.file ?? SerialConfiguration.defaultPath)): no device counts as a pedometer")
+            }
+        }
+    }
+}
