@@ -10,7 +10,8 @@ public enum SerialReaderEvent: Sendable, Hashable {
     case chunk([UInt8], receivedAt: Date)
     /// The device went away (unplug, hangup). The reader has stopped; this is the last event.
     case gone(reason: String)
-    /// ``SerialReader/stop()`` was called. The reader has stopped; this is the last event.
+    /// ``SerialReader/stop()`` was called (bytes already buffered were delivered first). The reader
+    /// has stopped; this is the last event.
     case stopped
 }
 
@@ -76,6 +77,8 @@ public final class SerialReader: @unchecked Sendable {
                 return
             }
             if fds[1].revents != 0 {
+                // Read what is already buffered before stopping: nothing received is dropped.
+                while case .data(let bytes) = port.read() { handler(.chunk(bytes, receivedAt: Date())) }
                 handler(.stopped)
                 return
             }

@@ -1,0 +1,170 @@
+import Foundation
+import HealthModel
+import HealthStore
+import Testing
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `healthgate serial watch` end to end: the built binary reads a real pty and stores exact totals.
+@Suite(.serialized) struct WatchCommandTests {
+    static var binary: URL? {
+        let candidates = [
+            Bundle.main.bundleURL.appendingPathComponent("healthgate"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("healthgate"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/healthgate"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// A running `healthgate serial watch`, its JSON events collected as they arrive.
+    final class Watch: @unchecked Sendable {
+        let process = Process()
+        /// JSON objects are not Sendable; they live behind a lock and are only read as copies.
+        final class Log: @unchecked Sendable {
+            private let lock = NSLock()
+            private var items: [[String: Any]] = []
+            func append(_ o: [String: Any]) { lock.lock(); items.append(o); lock.unlock() }
+            var all: [[String: Any]] { lock.lock(); defer { lock.unlock() }; return items }
+        }
+        private let events = Log()
+        private let stdout = Pipe()
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ args: [String]) throws {
+            let bin = try #require(WatchCommandTests.binary, "build the healthgate binary first (swift build)")
+            process.executableURL = bin
+            process.arguments = ["serial", "watch"] + args + ["--json"]
+            process.standardOutput = stdout
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let handle = stdout.fileHandleForReading
+            Thread { [events, done] in
+                var buffer = Data()
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    buffer += chunk
+                    while let nl = buffer.firstIndex(of: 0x0A) {
+                        let line = buffer[buffer.startIndex..<nl]
+                        buffer = Data(buffer[(nl + 1)...])
+                        if let o = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
+                            events.append(o)
+                        }
+                    }
+                }
+                done.signal()
+            }.start()
+            // A watchdog so a hung child fails the test instead of hanging it.
+            let p = process
+            DispatchQueue.global().asyncAfter(deadline: .now() + 120) { if p.isRunning { p.terminate() } }
+        }
+
+        var all: [[String: Any]] { events.all }
+        func count(_ event: String) -> Int { all.filter { $0["event"] as? String == event }.count }
+
+        /// Waits until `condition` holds on the events so far (generous limit; outcome only).
+        func wait(until condition: ([[String: Any]]) -> Bool) -> Bool {
+            for _ in 0..<6000 {
+                if condition(all) { return true }
+                if !process.isRunning { return condition(all) }
+                usleep(10_000)
+            }
+            return false
+        }
+
+        /// Waits for the process to hold `path` open (it has opened the port).
+        func waitForOpen(_ path: String) -> Bool {
+            let fdDir = "/proc/\(process.processIdentifier)/fd"
+            for _ in 0..<6000 {
+                let fds = (try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []
+                if fds.contains(where: { (try? FileManager.default.destinationOfSymbolicLink(atPath: fdDir + "/" + $0)) == path }) {
+                    return true
+                }
+                usleep(10_000)
+            }
+            return false
+        }
+
+        func finish() -> Int32 {
+            process.waitUntilExit()
+            done.wait()
+            return process.terminationStatus
+        }
+    }
+
+    private func tempDB() -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hg-watch-\(UUID().uuidString)")
+        try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent("health.sqlite").path
+    }
+
+    private func storedSteps(_ db: String) throws -> Double {
+        try HealthStore(path: db).samples(SampleQuery(type: .stepCount)).reduce(0) { $0 + $1.quantity.value }
+    }
+
+    private func lineSeen(_ text: String) -> ([[String: Any]]) -> Bool {
+        { events in events.contains { $0["event"] as? String == "line" && $0["line"] as? String == text } }
+    }
+
+    @Test(.enabled(if: WatchCommandTests.binary != nil))
+    func messyStreamIsStoredExactlyAndUnplugEndsTheCommand() throws {
+        let db = tempDB()
+        let pty = try PtyPeer()
+        let watch = try Watch([pty.path, "--db", db, "--id", "W1", "--counter-bits", "16"])
+        #expect(watch.waitForOpen(pty.path))
+        pty.send("HealthGate pedometer v1\r\n")                       // banner: rejected
+        pty.send("{\"steps\":65530,\"seq\":1,\"boot\":\"A\"}\n")      // baseline
+        pty.send("{\"steps\":65534,\"seq\":2,\"boot\":\"A\"}\n")      // +4
+        pty.send("{\"steps\":65534,\"seq\":2,\"boot\":\"A\"}\n")      // duplicate
+        pty.send("{\"steps\":3,\"seq\":4,\"boot\":\"A\"}\r")          // 16-bit wrap: +5, seq gap
+        pty.send("{\"steps\":2,\"seq\":3,\"boot\":\"A\"}\r\n")        // late line: dropped
+        pty.send("steps:10,seq:5,boot:A" + String(repeating: " ", count: 10) + "\r\n")  // +7, padded
+        pty.send([0x73, 0xFF, 0x0A])                                   // not UTF-8: rejected
+        pty.send("{\"steps\":4,\"seq\":0,\"boot\":\"B\"}\n")          // power cycle: +4
+        pty.send("{\"steps\":9,\"seq\":1,\"boot\":\"B\"}\n")          // +5
+        #expect(watch.wait(until: lineSeen("{\"steps\":9,\"seq\":1,\"boot\":\"B\"}")))
+        pty.unplug()
+        #expect(watch.finish() == 0)
+        #expect(try storedSteps(db) == 25)
+        #expect(watch.count("reject") == 2)
+        #expect(watch.count("sample") == 5)
+        #expect(watch.count("unplugged") == 1)
+        let kinds = watch.all.compactMap { $0["event"] as? String == "counter" ? $0["kind"] as? String : nil }
+        #expect(kinds.contains("wrap") && kinds.contains("duplicate") && kinds.contains("out-of-order") && kinds.contains("reset"))
+    }
+
+    @Test(.enabled(if: WatchCommandTests.binary != nil))
+    func gatewayRestartMidStreamKeepsTheTotalExact() throws {
+        let db = tempDB()
+        let first = try PtyPeer()
+        let run1 = try Watch([first.path, "--db", db, "--id", "W2"])
+        #expect(run1.waitForOpen(first.path))
+        for (i, c) in [100, 103, 106, 109, 112].enumerated() { first.send("{\"steps\":\(c),\"seq\":\(i + 1),\"boot\":\"A\"}\n") }
+        #expect(run1.wait(until: lineSeen("{\"steps\":112,\"seq\":5,\"boot\":\"A\"}")))
+        run1.process.terminate()                                         // SIGTERM: flush, exit 0
+        #expect(run1.finish() == 0)
+        #expect(try storedSteps(db) == 12)
+
+        // The gateway comes back (on another tty node); the device kept counting meanwhile.
+        let second = try PtyPeer()
+        let run2 = try Watch([second.path, "--db", db, "--id", "W2"])
+        #expect(run2.waitForOpen(second.path))
+        second.send("{\"steps\":112,\"seq\":5,\"boot\":\"A\"}\n")        // a resend: duplicate
+        second.send("{\"steps\":121,\"seq\":6,\"boot\":\"A\"}\n")        // +9 since the last stored reading
+        second.send("{\"steps\":124,\"seq\":7,\"boot\":\"A\"}\n")        // +3
+        #expect(run2.wait(until: lineSeen("{\"steps\":124,\"seq\":7,\"boot\":\"A\"}")))
+        second.unplug()
+        #expect(run2.finish() == 0)
+        #expect(try storedSteps(db) == 24)
+        #expect(!run2.all.contains { $0["kind"] as? String == "baseline" })
+    }
+
+    @Test(.enabled(if: WatchCommandTests.binary != nil))
+    func missingDeviceExitsUnavailable() throws {
+        let watch = try Watch(["/dev/healthgate-missing-tty", "--no-store"])
+        #expect(watch.finish() == 69)
+    }
+}
