@@ -67,15 +67,7 @@ extension HealthStore {
     public func samples(_ query: SampleQuery) throws -> [QuantitySample] {
         try read { db in
             let (whereSQL, args) = try whereClause(query)
-            var sql = """
-                SELECT s.uuid, s.type_id, s.value, s.start, s."end", src.name, src.identifier, src.version,
-                       d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
-                       d.local_identifier, d.udi_device_identifier, s.device_id,
-                       s.sensor_location, s.sensor_contact, s.motion_context, s.sync_identifier, s.sync_version,
-                       s.metadata, s.rr, s.rr_gap
-                FROM samples s JOIN sources src ON src.id = s.source_id LEFT JOIN devices d ON d.id = s.device_id
-                WHERE \(whereSQL) ORDER BY \(query.orderBy)
-                """
+            var sql = "\(Self.sampleSelectSQL) WHERE \(whereSQL) ORDER BY \(query.orderBy)"
             if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
             let st = try db.prepare(sql, cached: false)
             st.bind(all: args)
@@ -101,7 +93,19 @@ extension HealthStore {
         }
     }
 
-    private func decodeSample(_ st: Statement) throws -> QuantitySample {
+    /// The SELECT … FROM part that ``decodeSample(_:)`` reads (alias `s` for samples; column 25
+    /// is the row id, which decoding ignores); shared with the change feed's anchored query.
+    static let sampleSelectSQL = """
+        SELECT s.uuid, s.type_id, s.value, s.start, s."end", src.name, src.identifier, src.version,
+               d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
+               d.local_identifier, d.udi_device_identifier, s.device_id,
+               s.sensor_location, s.sensor_contact, s.motion_context, s.sync_identifier, s.sync_version,
+               s.metadata, s.rr, s.rr_gap, s.id
+        FROM samples s JOIN sources src ON src.id = s.source_id LEFT JOIN devices d ON d.id = s.device_id
+        """
+
+    /// One row of ``sampleSelectSQL`` as a sample.
+    func decodeSample(_ st: Statement) throws -> QuantitySample {
         guard let uuid = st.uuid(0) else { throw StoreError.corruptRow("a sample's uuid is not 16 bytes") }
         let type = try type(id: st.int64(1))
         let source = Source(name: st.string(5) ?? "?", identifier: st.string(6), version: st.string(7))
