@@ -114,6 +114,8 @@ let package = Package(
         .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Change feed tests
+        // Anchored queries, cross-process observers (real `healthgate` children), following stats.
+        .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel"], swiftSettings: strict),
 
     ]
 )

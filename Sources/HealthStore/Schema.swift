@@ -76,6 +76,20 @@ enum Schema {
             updated_at REAL NOT NULL
         );
         """,
+        // 2: the change feed (helper changefeed, docs/change-feed.md): a random store id that
+        // anchors carry (an anchor from another store file is refused), how far tombstones have
+        // been pruned (an older anchor must resynchronise), and the tombstone retention.
+        """
+        CREATE TABLE change_feed(
+            key TEXT PRIMARY KEY,
+            value NOT NULL
+        );
+        INSERT INTO change_feed(key, value) VALUES
+            ('store_id', lower(hex(randomblob(8)))),
+            ('pruned_through', 0),
+            ('tombstone_retention', 2592000);
+        CREATE INDEX deleted_samples_type ON deleted_samples(type_id, seq);
+        """,
     ]
 
     /// The schema version this build writes.

@@ -1,0 +1,386 @@
+import Foundation
+import HealthModel
+
+// The change feed (issue 7, docs/change-feed.md): HealthKit's anchored object query over the
+// store's two monotonic sequences — `samples.id` (AUTOINCREMENT, never reused) for additions
+// and `deleted_samples.seq` (AUTOINCREMENT, written by a trigger on every delete) for
+// deletions. SQLite commits one writer at a time and both sequences are assigned inside the
+// writing transaction, so their order is commit order, whichever process writes.
+
+/// A position in the store's change history: everything up to it has been delivered.
+///
+/// Anchors are opaque strings to callers (``description`` / ``init(string:)``): keep the one a
+/// ``ChangeSet`` returns and pass it back next time. They are monotonic (a later change set's
+/// anchor covers everything an earlier one covered), survive restarts of both sides, and carry
+/// the store's random id so an anchor from another store file is refused rather than
+/// misapplied. Format (version 1): `v1:<store id>:<last sample id>:<last tombstone seq>`.
+public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
+    /// The store the anchor belongs to (16 hex digits, random per store file).
+    package let storeID: String
+    /// The largest sample row id delivered (additions are delivered in row-id order).
+    package let sampleID: Int64
+    /// The largest tombstone sequence number delivered.
+    package let tombstone: Int64
+
+    package init(storeID: String, sampleID: Int64, tombstone: Int64) {
+        self.storeID = storeID
+        self.sampleID = sampleID
+        self.tombstone = tombstone
+    }
+
+    /// Parses an anchor a previous ``ChangeSet`` returned.
+    /// - Throws: ``ChangeFeedError/invalidAnchor(_:)`` when `string` is not an anchor.
+    public init(string: String) throws {
+        let parts = string.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "v1", !parts[1].isEmpty,
+              parts[1].allSatisfy(\.isHexDigit),
+              let a = Int64(parts[2]), let t = Int64(parts[3]), a >= 0, t >= 0 else {
+            throw ChangeFeedError.invalidAnchor(string)
+        }
+        self.init(storeID: String(parts[1]), sampleID: a, tombstone: t)
+    }
+
+    /// The anchor as an opaque string, to store and pass back.
+    public var description: String { "v1:\(storeID):\(sampleID):\(tombstone)" }
+
+    /// True when this anchor covers at least everything `other` covers (same store).
+    public func covers(_ other: ChangeAnchor) -> Bool {
+        storeID == other.storeID && sampleID >= other.sampleID && tombstone >= other.tombstone
+    }
+}
+
+/// A sample that was deleted (HKDeletedObject): what is left of it is its UUID and its type.
+public struct DeletedSample: Sendable, Hashable {
+    /// The deleted sample's UUID.
+    public var uuid: UUID
+    /// The deleted sample's type identifier (`heartRate`).
+    public var typeIdentifier: String
+    /// When it was deleted (the deleting process's clock).
+    public var deletedAt: Date
+}
+
+/// What changed since an anchor: the samples added and the samples deleted, plus the anchor
+/// that covers exactly these.
+///
+/// **Order.** Apply ``deleted`` first, then ``samples``. A page never returns an addition
+/// before every deletion up to the anchor's snapshot has been returned, so applying pages in
+/// order reproduces the store (see docs/change-feed.md, "Pagination").
+public struct ChangeSet: Sendable {
+    /// Samples added since the anchor that still exist and match the query, in save order.
+    /// A sync-identifier replacement appears here as the new sample (and the old one in
+    /// ``deleted``).
+    public var samples: [QuantitySample]
+    /// Samples deleted since the anchor (of the queried types), in deletion order. May name
+    /// samples the caller never received (added and deleted between two calls, or outside
+    /// the predicate): ignore unknown UUIDs.
+    public var deleted: [DeletedSample]
+    /// Pass this back to continue after exactly what this change set holds.
+    public var anchor: ChangeAnchor
+    /// True when a limit cut the answer short: call again with ``anchor`` for the rest.
+    public var hasMore: Bool
+
+    /// True when nothing was added or deleted.
+    public var isEmpty: Bool { samples.isEmpty && deleted.isEmpty }
+}
+
+/// Tombstone bookkeeping: how many are kept, since when, and how far they have been pruned.
+public struct ChangeFeedStatus: Sendable, Hashable {
+    /// The anchor that covers everything committed now.
+    public var currentAnchor: ChangeAnchor
+    /// Tombstones currently retained.
+    public var tombstoneCount: Int
+    /// When the oldest retained tombstone was written, if any.
+    public var oldestTombstone: Date?
+    /// How long tombstones are kept before ``HealthStore/pruneExpiredTombstones(now:)`` removes them.
+    public var retention: TimeInterval
+    /// Tombstones with a sequence number up to this were pruned; anchors before it are expired.
+    public var prunedThrough: Int64
+}
+
+/// Why an anchored query failed.
+public enum ChangeFeedError: Error, Sendable, CustomStringConvertible {
+    /// The text is not an anchor HealthGate wrote.
+    case invalidAnchor(String)
+    /// Tombstones newer than the anchor have been pruned: deletions since it are unknown.
+    case anchorExpired(anchor: String, prunedThrough: Int64)
+    /// The anchor belongs to another store file, or is ahead of this one (a store restored
+    /// from an older copy).
+    case anchorNotFromThisStore(anchor: String, reason: String)
+    /// A limit below 1.
+    case invalidLimit(Int)
+
+    /// True when the caller must drop its copy and start again without an anchor.
+    public var requiresResync: Bool {
+        switch self {
+        case .anchorExpired, .anchorNotFromThisStore: return true
+        case .invalidAnchor, .invalidLimit: return false
+        }
+    }
+
+    /// The sentence that tells a caller how to recover from an unusable anchor.
+    public static let resyncAdvice = "resynchronise from scratch: ask again without an anchor, replace your copy with what it returns, and keep the new anchor"
+
+    public var description: String {
+        switch self {
+        case .invalidAnchor(let s):
+            return "'\(s.prefix(80))' is not a change-feed anchor (anchors look like v1:<store>:<n>:<n> and come from a previous 'healthgate changes' answer); pass one unchanged or leave it out to start from the beginning."
+        case .anchorExpired(let a, let p):
+            return "the anchor \(a) is older than the oldest retained deletion record (tombstones up to #\(p) were pruned), so changes since it can no longer be listed without a gap; \(Self.resyncAdvice)."
+        case .anchorNotFromThisStore(let a, let reason):
+            return "the anchor \(a) does not belong to this store (\(reason)); \(Self.resyncAdvice)."
+        case .invalidLimit(let n):
+            return "a change-feed limit must be at least 1 (got \(n)); leave it out for no limit."
+        }
+    }
+}
+
+extension HealthStore {
+    /// Default tombstone retention: 30 days.
+    public static let defaultTombstoneRetention: TimeInterval = 30 * 86_400
+
+    /// HealthKit's anchored object query: the samples added and deleted since `anchor`, and
+    /// the anchor that covers exactly what is returned.
+    ///
+    /// - Parameters:
+    ///   - types: only these types (empty: every type). `predicate.type`, if set, is added.
+    ///   - predicate: filters **additions** (time range, device, source, sensor location,
+    ///     UUIDs); its sort and limit are ignored. Deletions are filtered by type only — a
+    ///     tombstone keeps nothing else.
+    ///   - anchor: where the caller left off; nil means "from the beginning": every matching
+    ///     sample plus every retained tombstone.
+    ///   - limit: at most this many items (deletions + additions) in this answer; when it cuts
+    ///     the answer short, ``ChangeSet/hasMore`` is true and the anchor points just after the
+    ///     last item returned.
+    /// - Throws: ``ChangeFeedError`` for an unusable anchor (``ChangeFeedError/requiresResync``
+    ///   tells whether the caller must start over), ``StoreError`` for SQLite failures.
+    public func changes(types: [QuantityType] = [], matching predicate: SampleQuery? = nil,
+                        since anchor: ChangeAnchor?, limit: Int? = nil) throws -> ChangeSet {
+        if let limit, limit < 1 { throw ChangeFeedError.invalidLimit(limit) }
+        return try read { db in
+            // One read transaction, so both sequences and both result sets come from one snapshot.
+            try Self.beginSnapshot(db)
+            defer { Self.endSnapshot(db) }
+            let meta = try changeFeedMeta(db)
+            let head = try sequenceHeads(db)
+            let from = anchor ?? ChangeAnchor(storeID: meta.storeID, sampleID: 0, tombstone: 0)
+            if let anchor { try validate(anchor, meta: meta, head: head) }
+
+            var allTypes = types
+            if let t = predicate?.type, !allTypes.contains(t) { allTypes.append(t) }
+            let typeIDs = try allTypes.map { try typeID($0) }
+            let typeList = Array(repeating: "?", count: typeIDs.count).joined(separator: ",")
+
+            // Deletions first (see ChangeSet's "Order").
+            var delSQL = """
+                SELECT d.seq, d.uuid, t.identifier, d.deleted_at FROM deleted_samples d
+                JOIN types t ON t.id = d.type_id WHERE d.seq > ?
+                """
+            if !typeIDs.isEmpty { delSQL += " AND d.type_id IN (\(typeList))" }
+            delSQL += " ORDER BY d.seq"
+            if let limit { delSQL += " LIMIT \(limit + 1)" }
+            let del = try db.prepare(delSQL)
+            del.bind(all: [.int(from.tombstone)] + typeIDs.map { .int($0) })
+            var deleted: [DeletedSample] = []
+            var lastSeq = from.tombstone
+            while try del.step() {
+                if let limit, deleted.count == limit {
+                    // One more than fits: stop here, before any addition.
+                    del.reset()
+                    return ChangeSet(samples: [], deleted: deleted,
+                                     anchor: ChangeAnchor(storeID: meta.storeID, sampleID: from.sampleID, tombstone: lastSeq),
+                                     hasMore: true)
+                }
+                lastSeq = del.int64(0)
+                guard let uuid = del.uuid(1) else { throw StoreError.corruptRow("a tombstone's uuid is not 16 bytes") }
+                deleted.append(DeletedSample(uuid: uuid, typeIdentifier: del.string(2) ?? "?",
+                                             deletedAt: Date(timeIntervalSince1970: del.double(3))))
+            }
+
+            // Then additions, in row-id (= commit) order.
+            var filter = predicate ?? SampleQuery()
+            filter.type = nil
+            let (whereSQL, whereArgs) = try whereClause(filter)
+            var addSQL = "\(Self.sampleSelectSQL) WHERE s.id > ? AND \(whereSQL)"
+            if !typeIDs.isEmpty { addSQL += " AND s.type_id IN (\(typeList))" }
+            addSQL += " ORDER BY s.id"
+            let room = limit.map { $0 - deleted.count }
+            if let room { addSQL += " LIMIT \(room + 1)" }
+            let add = try db.prepare(addSQL, cached: predicate == nil)
+            add.bind(all: [.int(from.sampleID)] + whereArgs + typeIDs.map { .int($0) })
+            var samples: [QuantitySample] = []
+            var lastID = from.sampleID
+            while try add.step() {
+                if let room, samples.count == room {
+                    add.reset()
+                    return ChangeSet(samples: samples, deleted: deleted,
+                                     anchor: ChangeAnchor(storeID: meta.storeID, sampleID: lastID, tombstone: head.tombstone),
+                                     hasMore: true)
+                }
+                lastID = add.int64(25)
+                samples.append(try decodeSample(add))
+            }
+            return ChangeSet(samples: samples, deleted: deleted,
+                             anchor: ChangeAnchor(storeID: meta.storeID, sampleID: head.sample, tombstone: head.tombstone),
+                             hasMore: false)
+        }
+    }
+
+    /// The anchor that covers everything committed now: changes from it on are "new".
+    public func currentAnchor() throws -> ChangeAnchor {
+        try read { db in
+            try Self.beginSnapshot(db)
+            defer { Self.endSnapshot(db) }
+            let meta = try changeFeedMeta(db)
+            let head = try sequenceHeads(db)
+            return ChangeAnchor(storeID: meta.storeID, sampleID: head.sample, tombstone: head.tombstone)
+        }
+    }
+
+    /// Checks that `anchor` can be answered without a gap (does not throw for a usable one).
+    /// - Throws: ``ChangeFeedError`` as ``changes(types:matching:since:limit:)`` would.
+    public func validate(_ anchor: ChangeAnchor) throws {
+        try read { db in
+            try Self.beginSnapshot(db)
+            defer { Self.endSnapshot(db) }
+            try validate(anchor, meta: try changeFeedMeta(db), head: try sequenceHeads(db))
+        }
+    }
+
+    // MARK: Tombstone retention
+
+    /// The tombstone bookkeeping (counts, oldest, retention, how far pruned) and the current anchor.
+    public func changeFeedStatus() throws -> ChangeFeedStatus {
+        try read { db in
+            try Self.beginSnapshot(db)
+            defer { Self.endSnapshot(db) }
+            let meta = try changeFeedMeta(db)
+            let head = try sequenceHeads(db)
+            let st = try db.prepare("SELECT count(*), min(deleted_at) FROM deleted_samples")
+            _ = try st.step()
+            let count = st.int(0)
+            let oldest = st.optionalDouble(1).map(Date.init(timeIntervalSince1970:))
+            st.reset()
+            return ChangeFeedStatus(
+                currentAnchor: ChangeAnchor(storeID: meta.storeID, sampleID: head.sample, tombstone: head.tombstone),
+                tombstoneCount: count, oldestTombstone: oldest, retention: meta.retention,
+                prunedThrough: meta.prunedThrough)
+        }
+    }
+
+    /// Sets how long tombstones are kept (persisted in the store; at least one second).
+    public func setTombstoneRetention(_ seconds: TimeInterval) throws {
+        guard seconds.isFinite, seconds >= 1 else {
+            throw StoreError.invalidQuery("a tombstone retention must be a positive duration (got \(seconds) s)")
+        }
+        try write { w in
+            let st = try w.connection.prepare("UPDATE change_feed SET value = ? WHERE key = 'tombstone_retention'")
+            st.bind(1, seconds)
+            try st.run()
+        }
+    }
+
+    /// Removes the tombstones older than the store's retention (default 30 days). The daemon
+    /// calls this periodically; `healthgate tombstones --prune` calls it on demand.
+    /// Returns how many were removed.
+    @discardableResult
+    public func pruneExpiredTombstones(now: Date = Date()) throws -> Int {
+        let retention = try read { db in try changeFeedMeta(db).retention }
+        return try pruneTombstones(olderThan: now.addingTimeInterval(-retention))
+    }
+
+    /// Removes every tombstone up to the newest one written before `cutoff` (a prefix of the
+    /// sequence, so "pruned through #n" stays exact even if the clock jumped). Anchors from
+    /// before the removed tombstones become expired. Returns how many were removed.
+    @discardableResult
+    public func pruneTombstones(olderThan cutoff: Date) throws -> Int {
+        try write { w in
+            let db = w.connection
+            let find = try db.prepare("SELECT max(seq) FROM deleted_samples WHERE deleted_at < ?")
+            find.bind(1, cutoff.timeIntervalSince1970)
+            _ = try find.step()
+            let through = find.isNull(0) ? nil : find.int64(0)
+            find.reset()
+            guard let through else { return 0 }
+            let del = try db.prepare("DELETE FROM deleted_samples WHERE seq <= ?")
+            del.bind(1, through)
+            try del.run()
+            let n = db.changes
+            let mark = try db.prepare(
+                "UPDATE change_feed SET value = max(value, ?) WHERE key = 'pruned_through'")
+            mark.bind(1, through)
+            try mark.run()
+            return n
+        }
+    }
+
+    /// `PRAGMA data_version` of this store's connection: it changes whenever *another*
+    /// connection (in this or any process) commits. The observer's cheap "anything new?" test.
+    package func dataVersion() throws -> Int64 {
+        try read { db in
+            let st = try db.prepare("PRAGMA data_version")
+            _ = try st.step()
+            let v = st.int64(0)
+            st.reset()
+            return v
+        }
+    }
+
+    // MARK: Internals (lock held)
+
+    /// Opens a read transaction so several statements see one snapshot.
+    private static func beginSnapshot(_ db: Connection) throws { try db.execute("BEGIN") }
+
+    /// Ends it; a COMMIT refused (a statement left mid-step by an error) falls back to ROLLBACK.
+    private static func endSnapshot(_ db: Connection) {
+        if (try? db.execute("COMMIT")) == nil { try? db.execute("ROLLBACK") }
+    }
+
+    private struct ChangeFeedMeta {
+        var storeID: String
+        var prunedThrough: Int64
+        var retention: TimeInterval
+    }
+
+    private func changeFeedMeta(_ db: Connection) throws -> ChangeFeedMeta {
+        let st = try db.prepare("SELECT key, value FROM change_feed")
+        var m = ChangeFeedMeta(storeID: "", prunedThrough: 0, retention: Self.defaultTombstoneRetention)
+        while try st.step() {
+            switch st.string(0) {
+            case "store_id": m.storeID = st.string(1) ?? ""
+            case "pruned_through": m.prunedThrough = st.int64(1)
+            case "tombstone_retention": m.retention = st.double(1)
+            default: break
+            }
+        }
+        if m.storeID.isEmpty { throw StoreError.corruptRow("the change_feed table has no store_id") }
+        return m
+    }
+
+    /// The largest sample id and tombstone seq ever assigned (AUTOINCREMENT's high-water marks).
+    private func sequenceHeads(_ db: Connection) throws -> (sample: Int64, tombstone: Int64) {
+        let st = try db.prepare("""
+            SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'samples'), 0),
+                   coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'deleted_samples'), 0)
+            """)
+        _ = try st.step()
+        let heads = (st.int64(0), st.int64(1))
+        st.reset()
+        return heads
+    }
+
+    private func validate(_ anchor: ChangeAnchor, meta: ChangeFeedMeta,
+                          head: (sample: Int64, tombstone: Int64)) throws {
+        guard anchor.storeID == meta.storeID else {
+            throw ChangeFeedError.anchorNotFromThisStore(
+                anchor: anchor.description, reason: "it was issued by store \(anchor.storeID), this is store \(meta.storeID)")
+        }
+        guard anchor.sampleID <= head.sample, anchor.tombstone <= head.tombstone else {
+            throw ChangeFeedError.anchorNotFromThisStore(
+                anchor: anchor.description,
+                reason: "it is ahead of this store's history — was the file restored from an older copy?")
+        }
+        guard anchor.tombstone >= meta.prunedThrough else {
+            throw ChangeFeedError.anchorExpired(anchor: anchor.description, prunedThrough: meta.prunedThrough)
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import HealthModel
+import HealthStore
+
+/// A fresh temporary directory holding a store file, removed when the value is dropped.
+final class TempDB {
+    let dir: URL
+    let path: String
+
+    init() {
+        dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("changefeed-tests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        path = dir.appendingPathComponent("health.sqlite").path
+    }
+
+    /// Opens (another connection to) the store.
+    func open() throws -> HealthStore { try HealthStore(path: path) }
+
+    deinit { try? FileManager.default.removeItem(at: dir) }
+}
+
+/// 2026-11-02T00:00:00Z plus `seconds`.
+func at(_ seconds: Double) -> Date { Date(timeIntervalSince1970: 1_793_577_600 + seconds) }
+
+let watchSource = Source(name: "Watch", identifier: "com.example.watch")
+
+/// A heart-rate sample at `seconds` past the test epoch.
+func heartRate(_ bpm: Double, at seconds: Double, metadata: Metadata = Metadata(),
+               uuid: UUID = UUID.timeOrdered()) throws -> QuantitySample {
+    try QuantitySample(uuid: uuid, type: .heartRate, quantity: Quantity(bpm, .countPerMinute),
+                       start: at(seconds), end: at(seconds), source: watchSource, metadata: metadata)
+}
+
+/// A step-count sample over one minute starting at `seconds`.
+func steps(_ n: Double, at seconds: Double, uuid: UUID = UUID.timeOrdered()) throws -> QuantitySample {
+    try QuantitySample(uuid: uuid, type: .stepCount, quantity: Quantity(n, .count),
+                       start: at(seconds), end: at(seconds + 60), source: watchSource)
+}
+
+/// A client's copy of the store, kept up to date by applying change sets in order.
+struct Replica {
+    var samples: [UUID: QuantitySample] = [:]
+    var anchor: ChangeAnchor?
+
+    mutating func apply(_ c: ChangeSet) {
+        for d in c.deleted { samples[d.uuid] = nil }
+        for s in c.samples { samples[s.uuid] = s }
+        anchor = c.anchor
+    }
+}
+
+/// Runs the built `healthgate` binary (next to the test bundle) as a child process.
+enum CLI {
+    static var binary: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("healthgate")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `healthgate args…` to completion.
+    static func run(_ args: [String], stdin: Data? = nil) throws -> Result {
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        if let stdin {
+            let inPipe = Pipe()
+            p.standardInput = inPipe
+            try p.run()
+            inPipe.fileHandleForWriting.write(stdin)
+            try inPipe.fileHandleForWriting.close()
+        } else {
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+        }
+        // Read both pipes concurrently so neither fills up and blocks the child.
+        let errBox = DataBox()
+        let errThread = Thread { errBox.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        errThread.start()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        while !errBox.done { usleep(1000) }
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: errBox.value, as: UTF8.self))
+    }
+}
+
+/// A long-running child (`healthgate watch …`) whose output is collected line by line.
+final class Child: @unchecked Sendable {
+    let process = Process()
+    private let lock = NSLock()
+    private var outBuffer = Data()
+    private var errBuffer = Data()
+    private var lines: [String] = []
+    private var readers: [Thread] = []
+
+    init(_ args: [String]) throws {
+        process.executableURL = CLI.binary
+        process.arguments = args
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        readers = [Thread { [self] in pump(out.fileHandleForReading, isOut: true) },
+                   Thread { [self] in pump(err.fileHandleForReading, isOut: false) }]
+        readers.forEach { $0.start() }
+    }
+
+    private func pump(_ h: FileHandle, isOut: Bool) {
+        while true {
+            let d = h.availableData
+            if d.isEmpty { return }
+            lock.lock()
+            if isOut {
+                outBuffer.append(d)
+                while let nl = outBuffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lines.append(String(decoding: outBuffer[outBuffer.startIndex..<nl], as: UTF8.self))
+                    outBuffer.removeSubrange(outBuffer.startIndex...nl)
+                }
+            } else {
+                errBuffer.append(d)
+            }
+            lock.unlock()
+        }
+    }
+
+    /// Complete stdout lines so far.
+    var outputLines: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+    /// Stderr so far.
+    var stderr: String { lock.lock(); defer { lock.unlock() }; return String(decoding: errBuffer, as: UTF8.self) }
+
+    /// Polls `condition` every 20 ms until it holds or `seconds` pass (a generous deadline
+    /// for "eventually", never a latency assertion). Returns whether it held.
+    @discardableResult
+    func waitUntil(seconds: Double = 60, _ condition: ([String]) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition(outputLines) { return true }
+            if !process.isRunning { return condition(outputLines) }
+            usleep(20_000)
+        }
+        return condition(outputLines)
+    }
+
+    /// Stops the child (SIGTERM) and waits for it.
+    func stop() {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+final class DataBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private var finished = false
+    func set(_ d: Data) { lock.lock(); data = d; finished = true; lock.unlock() }
+    var done: Bool { lock.lock(); defer { lock.unlock() }; return finished }
+    var value: Data { lock.lock(); defer { lock.unlock() }; return data }
+}
+
+/// Parses one JSON line into an object.
+func jsonObject(_ line: String) -> [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+}
