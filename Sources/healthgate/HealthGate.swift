@@ -36,6 +36,9 @@ struct HealthGate: AsyncParsableCommand {
             RunCommand.self,
 
             // Change feed and observation (issue 7)
+            ChangesCommand.self,
+            WatchCommand.self,
+            TombstonesCommand.self,
 
         ])
 }

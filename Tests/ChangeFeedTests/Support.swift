@@ -151,6 +151,18 @@ final class Child: @unchecked Sendable {
         return condition(outputLines)
     }
 
+    /// Waits (generously) until stderr contains `text`.
+    @discardableResult
+    func waitForStderr(_ text: String, seconds: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if stderr.contains(text) { return true }
+            if !process.isRunning { return stderr.contains(text) }
+            usleep(20_000)
+        }
+        return false
+    }
+
     /// Stops the child (SIGTERM) and waits for it.
     func stop() {
         if process.isRunning { process.terminate() }
