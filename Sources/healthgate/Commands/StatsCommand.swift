@@ -26,6 +26,7 @@ struct StatsCommand: ParsableCommand {
             Examples:
               healthgate stats --type heartRate --option discreteAverage,discreteMin,discreteMax --json
               healthgate stats --type stepCount --from 2026-10-26 --to 2026-11-02 --interval 1d --tz Europe/Berlin
+              healthgate stats --type stepCount --interval 1h --follow    # then each changed bucket as it changes
             """)
 
     @OptionGroup var store: StoreLocation
@@ -67,6 +68,9 @@ struct StatsCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Flag(help: "With --interval: keep running and print each bucket again when new samples change it (Ctrl-C stops).")
+    var follow = false
+
     func run() throws {
         try reporting {
             let type = try CLIParse.type(type)
@@ -87,21 +91,31 @@ struct StatsCommand: ParsableCommand {
             if let interval {
                 let iv = try StatisticsInterval(parsing: interval)
                 let anchorDate = try anchor.map { try CLIParse.date($0, option: "--anchor", timeZone: zone) }
-                let buckets = try db.statisticsCollection(query, interval: iv, anchor: anchorDate, timeZone: zone ?? .current)
-                    .map { try $0.converted(to: outUnit) }
-                if json {
-                    JSONOutput.emit(buckets.map { b -> [String: Any] in
-                        var o = object(b.values, options: options)
-                        o["start"] = b.start.map(ISO8601.string) ?? NSNull()
-                        o["end"] = b.end.map(ISO8601.string) ?? NSNull()
-                        o["unit"] = outUnit.unitString
-                        if let s = b.sources { o["sources"] = sources(s, options: options) }
-                        return o
-                    })
-                } else {
-                    printBuckets(buckets, options: options, unit: outUnit)
+                // --follow (change feed, StatsFollow.swift): start observing before the first computation.
+                let follower = follow ? try StatsFollow(path: store.path, type: type) : nil
+                let compute = {
+                    try db.statisticsCollection(query, interval: iv, anchor: anchorDate, timeZone: zone ?? .current)
+                        .map { try $0.converted(to: outUnit) }
                 }
+                let show = { (buckets: [Statistics]) in
+                    if json {
+                        JSONOutput.emit(buckets.map { b -> [String: Any] in
+                            var o = object(b.values, options: options)
+                            o["start"] = b.start.map(ISO8601.string) ?? NSNull()
+                            o["end"] = b.end.map(ISO8601.string) ?? NSNull()
+                            o["unit"] = outUnit.unitString
+                            if let s = b.sources { o["sources"] = sources(s, options: options) }
+                            return o
+                        })
+                    } else {
+                        printBuckets(buckets, options: options, unit: outUnit)
+                    }
+                }
+                let buckets = try compute()
+                show(buckets)
+                try follower?.run(initial: buckets, compute: compute, show: show)
             } else {
+                if follow { throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage) }
                 let st = try db.statistics(query).converted(to: outUnit)
                 if json {
                     var o = object(st.values, options: options)
