@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "HealthModel", targets: ["HealthModel"]),
         .library(name: "HealthStore", targets: ["HealthStore"]),
         .library(name: "GATT", targets: ["GATT"]),
+        .library(name: "HeartRateProfile", targets: ["HeartRateProfile"]),
         .library(name: "HealthGateTesting", targets: ["HealthGateTesting"]),
     ],
     dependencies: [
@@ -51,6 +52,8 @@ let package = Package(
         .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT", "HealthModel"], swiftSettings: strict),
         // ATT PDU codec, the ATTBearer transport protocol and a GATT client. Pure Swift.
         .target(name: "GATT", swiftSettings: strict),
+        // Heart Rate Profile codecs (0x2A37/38/39, DIS, Battery) and notification → sample mapping.
+        .target(name: "HeartRateProfile", dependencies: ["HealthModel"], swiftSettings: strict),
 
         // ---- Serial pedometers (issue 5)
         // Serial pedometers: termios port, line framing, line formats, the exact step-counter
@@ -103,6 +106,7 @@ let package = Package(
         // ---- Bluetooth LE tests
         .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore"],
                     swiftSettings: strict),
+        .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Serial tests

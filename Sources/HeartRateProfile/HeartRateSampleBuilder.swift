@@ -1,0 +1,173 @@
+import Foundation
+import HealthModel
+
+/// Turns one strap's Heart Rate Measurement notifications into samples.
+///
+/// - Each notification with bpm > 0 becomes one `heartRate` sample (count/min), instantaneous
+///   at its receipt time, with the device, the body sensor location and the sensor-contact
+///   status as metadata, and its RR intervals (``RRIntervals``, exact ticks).
+/// - bpm 0 means "no valid reading": no heart-rate sample (counted in ``Counters/zeroBPMSkipped``).
+///   Its RR intervals have no sample to ride on: they are dropped (counted) and the next RR
+///   is marked as preceded by a gap.
+/// - RR values 0 and 0xFFFF are not intervals. Because beat times are reconstructed backwards
+///   from the receipt time, intervals *older* than an invalid one cannot be placed: only the
+///   ones after the last invalid value are kept, with `precededByGap`, and the rest counted
+///   in ``Counters/rrDiscarded``.
+/// - `precededByGap` is also set on the first RR after ``connectionStarted()``, after a
+///   notification whose RR list was cut (odd trailing byte, overflow), and after notifications
+///   without RR long enough that at least two beats should have been reported.
+/// - Energy Expended (cumulative kJ since the strap's last reset, saturating at 0xFFFF)
+///   becomes `activeEnergyBurned` interval samples from the previous energy reading's receipt
+///   time to this one's: the delta when the value grew; the new value when it went down (the
+///   strap was reset, so that much was spent since the reset); nothing while it stays at
+///   0xFFFF (saturated: ``energyNeedsReset`` asks for a Control Point reset). The first
+///   reading of a connection only sets the baseline.
+///
+/// A value type: one builder per strap connection sequence, used from one task at a time.
+public struct HeartRateSampleBuilder: Sendable {
+    /// What the builder skipped or noticed, for logs and summaries.
+    public struct Counters: Sendable, Hashable {
+        public var heartRateSamples = 0
+        public var energySamples = 0
+        /// Notifications with bpm 0 (no sample made).
+        public var zeroBPMSkipped = 0
+        /// Notifications marked truncated by the decoder (their valid prefix was used).
+        public var truncated = 0
+        /// RR values dropped: invalid ones (0, 0xFFFF) and older ones that could not be placed.
+        public var rrDiscarded = 0
+        /// Times `precededByGap` was set.
+        public var rrGaps = 0
+        /// Energy Expended went down (the strap's counter was reset).
+        public var energyResets = 0
+        /// Energy readings at 0xFFFF.
+        public var energySaturated = 0
+        public init() {}
+    }
+
+    /// The samples one notification produced.
+    public struct Output: Sendable {
+        /// The heart-rate sample (nil for bpm 0).
+        public var heartRate: QuantitySample?
+        /// An energy sample when Energy Expended advanced.
+        public var energy: QuantitySample?
+        /// Both, in order, without nils.
+        public var samples: [QuantitySample] { [heartRate, energy].compactMap { $0 } }
+    }
+
+    /// The source HealthGate's BLE path writes as.
+    public static let bleSource = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
+    /// Metadata key set to 1 on samples from a truncated payload.
+    public static let truncatedKey = "HGPayloadTruncated"
+    /// Metadata key set to 1 on an energy sample whose end reading was saturated (0xFFFF): the
+    /// true value may be larger.
+    public static let energySaturatedKey = "HGEnergySaturated"
+
+    public var source: Source
+    public var device: Device?
+    public var sensorLocation: HeartRateSensorLocation?
+    public private(set) var counters = Counters()
+    /// True once Energy Expended sits at 0xFFFF: write ``HeartRateControlPoint/resetEnergyExpended``.
+    public private(set) var energyNeedsReset = false
+
+    private var lastEnergy: (kJ: UInt16, at: Date)?
+    private var gapPending = true
+    private var lastRRAt: Date?
+
+    /// A builder for one strap.
+    public init(source: Source = HeartRateSampleBuilder.bleSource, device: Device?, sensorLocation: HeartRateSensorLocation?) {
+        self.source = source
+        self.device = device
+        self.sensorLocation = sensorLocation
+    }
+
+    /// Call on every (re)connection: the next RR is preceded by a gap and energy starts a new
+    /// baseline (what happened while disconnected is unknown).
+    public mutating func connectionStarted() {
+        gapPending = true
+        lastEnergy = nil
+        lastRRAt = nil
+    }
+
+    /// Maps one decoded notification received at `receivedAt`.
+    /// - Throws: ``HealthModelError`` only if a sample fails validation (not expected for
+    ///   decoded values).
+    public mutating func add(_ m: HeartRateMeasurement, receivedAt: Date) throws -> Output {
+        var out = Output()
+        if m.truncated { counters.truncated += 1 }
+
+        // RR: keep the placeable suffix of valid intervals.
+        var rr: RRIntervals?
+        if !m.rrIntervals.isEmpty {
+            var ticks: [UInt16] = []
+            ticks.reserveCapacity(m.rrIntervals.count)
+            var gap = gapPending
+            for t in m.rrIntervals {
+                if t == 0 || t == 0xFFFF {
+                    counters.rrDiscarded += ticks.count + 1
+                    ticks.removeAll(keepingCapacity: true)
+                    gap = true
+                } else {
+                    ticks.append(t)
+                }
+            }
+            if !ticks.isEmpty {
+                if m.beatsPerMinute == 0 {
+                    counters.rrDiscarded += ticks.count  // no sample to carry them
+                    gapPending = true
+                } else {
+                    rr = RRIntervals(ticks: ticks, precededByGap: gap)
+                    if gap { counters.rrGaps += 1 }
+                    gapPending = false
+                }
+            } else {
+                gapPending = true
+            }
+            lastRRAt = receivedAt
+        } else if m.beatsPerMinute > 0, let since = lastRRAt,
+                  receivedAt.timeIntervalSince(since) * Double(m.beatsPerMinute) / 60 >= 2 {
+            gapPending = true
+        }
+        switch m.malformation {
+        case .oddTrailingByte, .rrOverflow: gapPending = true
+        default: break
+        }
+
+        var metadata = Metadata(heartRateSensorLocation: sensorLocation, sensorContact: m.sensorContact)
+        if m.truncated { metadata.user[Self.truncatedKey] = .number(1) }
+
+        if m.beatsPerMinute == 0 {
+            counters.zeroBPMSkipped += 1
+        } else {
+            out.heartRate = try QuantitySample(
+                type: .heartRate, quantity: Quantity(Double(m.beatsPerMinute), .countPerMinute),
+                start: receivedAt, end: receivedAt, source: source, device: device, metadata: metadata, rrIntervals: rr)
+            counters.heartRateSamples += 1
+        }
+
+        if let kj = m.energyExpendedKJ {
+            if kj == 0xFFFF { counters.energySaturated += 1 }
+            if let last = lastEnergy {
+                var delta: UInt16 = 0
+                if last.kJ == 0xFFFF && kj == 0xFFFF {
+                    delta = 0  // saturated: no information until the strap is reset
+                } else if kj >= last.kJ {
+                    delta = kj - last.kJ
+                } else {
+                    counters.energyResets += 1
+                    delta = kj  // spent since the reset, which happened within this interval
+                }
+                if delta > 0 {
+                    var em = Metadata()
+                    if kj == 0xFFFF { em.user[Self.energySaturatedKey] = .number(1) }
+                    out.energy = try QuantitySample(
+                        type: .activeEnergyBurned, quantity: Quantity(Double(delta), .kilojoule),
+                        start: last.at, end: receivedAt, source: source, device: device, metadata: em)
+                    counters.energySamples += 1
+                }
+            }
+            lastEnergy = (kj, receivedAt)
+            energyNeedsReset = kj == 0xFFFF
+        }
+        return out
+    }
+}
