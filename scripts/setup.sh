@@ -10,3 +10,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# ---- BLE heart rate (blecore): tshark is the Wireshark peer of the differential 0x2A37
+# decoder tests (PeerDifferentialTests). ~30 s to install on a fresh machine.
+if ! command -v tshark >/dev/null 2>&1; then
+  echo "setup: installing tshark (Wireshark peer for the BLE decoder tests)"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends tshark >/dev/null
+fi

@@ -5,6 +5,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
+# ---- BLE heart rate (blecore): the pinned peer decoders (bumble, bluetooth-sig, pycycling,
+# bleakheart, Adafruit, blehrm) in .venv-peers/ for PeerDifferentialTests, from
+# ../shared/peers/requirements.txt. ~1 min on a fresh machine, a few seconds when present.
+# Under CI=true a missing ../shared or a failed install fails the run (and the test itself
+# fails if the peers are absent): never a silent skip.
+if [ -f ../shared/peers/requirements.txt ]; then
+  [ -x .venv-peers/bin/python ] || python3 -m venv .venv-peers
+  .venv-peers/bin/pip install -q --disable-pip-version-check -r ../shared/peers/requirements.txt
+elif [ "${CI:-}" = true ]; then
+  echo "CI: ../shared/peers/requirements.txt is missing: the BLE peer decoders cannot be installed"; exit 1
+else
+  echo "note: ../shared/peers not found: PeerDifferentialTests will skip (loudly)"
+fi
+
 echo "== build (warnings in Sources/ or Tests/ fail the run)"
 swift build --build-tests 2>&1 | tee .build-log.txt
 if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-log.txt; then
