@@ -37,7 +37,18 @@ import Testing
         return out
     }
 
-    static func runPeers(_ hexes: [String]) throws -> [String: [String: PeerResult]]? {
+    /// Runs peers.py on a plain thread: waiting 10–20 s for a subprocess must not hold one of
+    /// the cooperative pool's threads (there are only two here, shared by every test).
+    static func runPeers(_ hexes: [String]) async throws -> [String: [String: PeerResult]]? {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try runPeersBlocking(hexes) })
+            }
+            thread.start()
+        }
+    }
+
+    static func runPeersBlocking(_ hexes: [String]) throws -> [String: [String: PeerResult]]? {
         let python = Fixtures.repoRoot.appendingPathComponent(".venv-peers/bin/python")
         guard let shared = Fixtures.sharedDirectory,
               FileManager.default.isExecutableFile(atPath: python.path) else { return nil }
@@ -85,10 +96,10 @@ import Testing
         a.bpm == b.bpm && a.contact == b.contact && a.energy == b.energy && (a.rr ?? []) == (b.rr ?? [])
     }
 
-    @Test func agreesWithTheSpecFollowingPeers() throws {
+    @Test func agreesWithTheSpecFollowingPeers() async throws {
         let vectors = (try? Vector.load())?.map(\.hex) ?? []
         let payloads = Array(Set(vectors + Self.generatedPayloads())).sorted()
-        guard let results = try Self.runPeers(payloads) else {
+        guard let results = try await Self.runPeers(payloads) else {
             let why = "the peer decoders are not installed (.venv-peers/ from scripts/test.sh, ../shared/peers, tshark from scripts/setup.sh)"
             if Fixtures.isCI { Issue.record("CI=true: \(why)") } else { print("PeerDifferentialTests: SKIPPED: \(why)") }
             return
