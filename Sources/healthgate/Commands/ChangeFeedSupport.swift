@@ -57,3 +57,25 @@ enum DurationText {
         return "\(Table.number(seconds))s"
     }
 }
+
+/// How `sources` shows each source's devices.
+enum SourceDeviceOutput {
+    /// `[{"name", "manufacturer", "model", "localIdentifier", …, "kind", "alias", "samples"}]`
+    /// (HKDevice fields that are set, plus the registry's kind and alias and the sample count).
+    static func json(_ list: [SourceDevice]) -> [[String: Any]] {
+        list.map { d in
+            var o = SampleJSON.deviceObject(d.device)
+            o["kind"] = d.kind.rawValue
+            o["alias"] = d.alias ?? NSNull()
+            o["samples"] = d.sampleCount
+            return o
+        }
+    }
+
+    /// `Polar H10 (120), pedometer-1 (30)` or `-`.
+    static func text(_ list: [SourceDevice]) -> String {
+        if list.isEmpty { return "-" }
+        return list.map { "\($0.alias ?? $0.device.name ?? $0.device.localIdentifier ?? "?") (\($0.sampleCount))" }
+            .joined(separator: ", ")
+    }
+}

@@ -35,7 +35,10 @@ struct SourcesCommand: ParsableCommand {
 
         func run() throws {
             try reporting {
-                let list = try store.open().sources(type: try type.map(CLIParse.type))
+                let db = try store.open()
+                let list = try db.sources(type: try type.map(CLIParse.type))
+                // Each source's devices with sample counts (change-feed helper, issue 7).
+                let devices = try db.devicesBySource(type: try type.map(CLIParse.type))
                 if json {
                     JSONOutput.emit(list.map { s -> [String: Any] in
                         var o: [String: Any] = ["name": s.source.name, "identifier": s.source.identifier, "rank": s.rank,
@@ -43,14 +46,16 @@ struct SourcesCommand: ParsableCommand {
                         o["version"] = s.source.version
                         o["first"] = s.firstSample.map(ISO8601.string)
                         o["last"] = s.lastSample.map(ISO8601.string)
+                        o["devices"] = SourceDeviceOutput.json(devices[s.source.identifier] ?? [])
                         return o
                     })
                     return
                 }
                 if list.isEmpty { print("no sources yet"); return }
-                Table.print(["RANK", "NAME", "IDENTIFIER", "SAMPLES", "FIRST", "LAST"], list.map {
+                Table.print(["RANK", "NAME", "IDENTIFIER", "SAMPLES", "FIRST", "LAST", "DEVICES"], list.map {
                     [String($0.rank), $0.source.name, $0.source.identifier, String($0.sampleCount),
-                     $0.firstSample.map(ISO8601.string) ?? "-", $0.lastSample.map(ISO8601.string) ?? "-"]
+                     $0.firstSample.map(ISO8601.string) ?? "-", $0.lastSample.map(ISO8601.string) ?? "-",
+                     SourceDeviceOutput.text(devices[$0.source.identifier] ?? [])]
                 })
             }
         }
