@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HealthStore", targets: ["HealthStore"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "HeartRateProfile", targets: ["HeartRateProfile"]),
+        .library(name: "Capture", targets: ["Capture"]),
         .library(name: "HealthGateTesting", targets: ["HealthGateTesting"]),
     ],
     dependencies: [
@@ -54,6 +55,8 @@ let package = Package(
         .target(name: "GATT", swiftSettings: strict),
         // Heart Rate Profile codecs (0x2A37/38/39, DIS, Battery) and notification → sample mapping.
         .target(name: "HeartRateProfile", dependencies: ["HealthModel"], swiftSettings: strict),
+        // The JSON-lines capture format written by `record` and read by `replay`.
+        .target(name: "Capture", dependencies: ["HealthModel"], swiftSettings: strict),
 
         // ---- Serial pedometers (issue 5)
         // Serial pedometers: termios port, line framing, line formats, the exact step-counter
@@ -107,6 +110,7 @@ let package = Package(
         .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore"],
                     swiftSettings: strict),
         .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel"], swiftSettings: strict),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Serial tests
