@@ -93,7 +93,7 @@ let package = Package(
                 "HealthModel",
                 "HealthStore",
                 "BluetoothLinux",
-                "Ingest", "Gateway", "HealthGateTesting", "GATT",
+                "Ingest", "Gateway", "HealthGateTesting", "GATT", "HeartRateProfile", "Capture",
                 "SerialPedometer",
                 "Udev",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -216,7 +216,7 @@ public enum HeartRateMeasurementError: Error, Sendable, Hashable, CustomStringCo
             return "empty payload: a Heart Rate Measurement needs a flags byte and a heart rate value"
         case .missingHeartRateValue(let flags, let have):
             let width = flags & 0x01 != 0 ? "uint16 (2 bytes)" : "uint8 (1 byte)"
-            return "missing heart rate value: flags 0x\(String(flags, radix: 16)) announce a \(width) value but \(have) byte(s) follow the flags"
+            return "missing heart rate value: flags 0x\(flags < 16 ? "0" : "")\(String(flags, radix: 16)) announce a \(width) value but \(have) byte(s) follow the flags"
         }
     }
 }

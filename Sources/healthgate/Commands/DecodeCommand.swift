@@ -1,4 +1,7 @@
 import ArgumentParser
+import Foundation
+import HealthModel
+import HeartRateProfile
 
 /// `healthgate decode`: decode one raw item (a serial pedometer line, a BLE payload) offline.
 struct DecodeCommand: ParsableCommand {
@@ -6,6 +9,85 @@ struct DecodeCommand: ParsableCommand {
         commandName: "decode",
         abstract: "Decode one raw payload or line the way the gateway would, without a device.",
         subcommands: [
+            // Bluetooth LE (blecore)
+            DecodeHeartRateCommand.self,
+            // Serial pedometers (serial)
             DecodePedometerCommand.self,
         ])
+}
+
+/// `healthgate decode heart-rate HEX`: decode one Heart Rate Measurement (0x2A37) payload.
+struct DecodeHeartRateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "heart-rate",
+        abstract: "Decode one BLE Heart Rate Measurement (0x2A37) payload given as hex.",
+        discussion: """
+            Decodes exactly as `healthgate live` does: flags, a uint8 or uint16 bpm, sensor contact \
+            (notSupported, notDetected, detected), energy expended in kJ when present, and RR \
+            intervals in raw 1/1024 s ticks, oldest first.
+
+            A payload with no valid heart-rate value (empty, flags only, a cut-short uint16 value) \
+            is rejected: exit 65 with the reason on stderr. A payload whose energy field is missing \
+            or whose RR list ends in a lone byte keeps what decoded and is marked truncated; \
+            nothing is invented.
+
+            Examples:
+              healthgate decode heart-rate 164e1b031203
+              healthgate decode heart-rate '1c 48 2c01 f401 0002' --json
+              {"bpm":72,"energyExpendedKJ":300,"rr":[500,512],"sensorContact":"notDetected","truncated":false}
+            """)
+
+    @Argument(help: ArgumentHelp("The payload as hex (spaces, colons and a 0x prefix are allowed).", valueName: "hex"))
+    var hex: String
+
+    @Flag(help: "Print one JSON object: bpm, sensorContact, energyExpendedKJ (number or null), rr (ticks), truncated.")
+    var json = false
+
+    func run() throws {
+        try reporting {
+            let payload = try Self.parseHex(hex)
+            let m: HeartRateMeasurement
+            do { m = try HeartRateMeasurement.decode(bytes: payload) } catch {
+                throw CLIFailure("rejected heart-rate payload: \(error)", code: .dataError)
+            }
+            if json {
+                JSONOutput.emit([
+                    "bpm": Int(m.beatsPerMinute),
+                    "sensorContact": m.sensorContact.name,
+                    "energyExpendedKJ": m.energyExpendedKJ.map { Int($0) as Any } ?? NSNull(),
+                    "rr": m.rrIntervals.map { Int($0) },
+                    "truncated": m.truncated,
+                ] as [String: Any])
+            } else {
+                print(Self.describe(m))
+            }
+        }
+    }
+
+    /// One human line per field.
+    static func describe(_ m: HeartRateMeasurement) -> String {
+        var lines = ["bpm:        \(m.beatsPerMinute) (\(m.isUInt16 ? "uint16" : "uint8")\(m.beatsPerMinute == 0 ? ", 0 = no valid reading" : ""))",
+                     "contact:    \(m.sensorContact.name)"]
+        lines.append("energy:     " + (m.energyExpendedKJ.map { "\($0) kJ since the last reset" + ($0 == 0xFFFF ? " (saturated: reset it)" : "") } ?? "not sent"))
+        if m.rrIntervals.isEmpty {
+            lines.append("rr:         none")
+        } else {
+            let ms = m.rrIntervals.map { String(format: "%.1f", Double($0) * 1000 / 1024) }
+            lines.append("rr:         \(m.rrIntervals.array) ticks of 1/1024 s = [\(ms.joined(separator: ", "))] ms")
+        }
+        if let why = m.malformation { lines.append("truncated:  yes, \(why); the fields above are the valid prefix") }
+        if m.ignoredTrailingBytes > 0 { lines.append("note:       \(m.ignoredTrailingBytes) byte(s) after the last announced field were ignored") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Parses `164d1603`, `16 4d 16 03`, `16:4d:16:03` or `0x164d1603`.
+    static func parseHex(_ text: String) throws -> [UInt8] {
+        var t = text.trimmingCharacters(in: .whitespaces)
+        if t.lowercased().hasPrefix("0x") { t.removeFirst(2) }
+        let digits = Array(t.filter { $0 != " " && $0 != ":" && $0 != "-" })
+        guard digits.count % 2 == 0, digits.allSatisfy(\.isHexDigit) else {
+            throw CLIFailure("'\(text)' is not hex bytes: give an even number of hex digits, e.g. 164d1603", code: .dataError)
+        }
+        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+    }
 }

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// `healthgate decode heart-rate HEX [--json]` on every shared vector, through the real binary.
+@Suite struct DecodeCLITests {
+    static var binary: URL {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("healthgate")
+    }
+
+    static func run(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    @Test(arguments: (try? Vector.load()) ?? [])
+    func jsonMatchesTheVector(_ v: Vector) throws {
+        let r = try Self.run(["decode", "heart-rate", v.hex, "--json"])
+        if let error = v.error {
+            #expect(r.status == 65)
+            #expect(r.stderr.contains(error))
+            #expect(r.stdout.isEmpty)
+            return
+        }
+        #expect(r.status == 0)
+        let obj = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(Set(obj.keys) == ["bpm", "sensorContact", "energyExpendedKJ", "rr", "truncated"])
+        #expect(obj["bpm"] as? Int == v.bpm)
+        #expect(obj["sensorContact"] as? String == v.sensorContact)
+        if let e = v.energyExpendedKJ { #expect(obj["energyExpendedKJ"] as? Int == e) } else { #expect(obj["energyExpendedKJ"] is NSNull) }
+        #expect(obj["rr"] as? [Int] == v.rr)
+        #expect(obj["truncated"] as? Bool == v.truncated)
+    }
+
+    @Test func humanOutputAndBadHex() throws {
+        let ok = try Self.run(["decode", "heart-rate", "0x16 4e 1b03 1203"])
+        #expect(ok.status == 0 && ok.stdout.contains("78") && ok.stdout.contains("[795, 786]"))
+        let bad = try Self.run(["decode", "heart-rate", "16z"])
+        #expect(bad.status == 65 && bad.stderr.contains("not hex"))
+        let help = try Self.run(["decode", "heart-rate", "--help"])
+        #expect(help.status == 0 && help.stdout.contains("1/1024 s") && help.stdout.contains("Example"))
+    }
+}
