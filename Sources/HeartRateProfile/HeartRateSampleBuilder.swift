@@ -22,6 +22,10 @@ import HealthModel
 ///   strap was reset, so that much was spent since the reset); nothing while it stays at
 ///   0xFFFF (saturated: ``energyNeedsReset`` asks for a Control Point reset). The first
 ///   reading of a connection only sets the baseline.
+/// - Optionally (``sdnnWindow``), consecutive gap-free RR intervals are collected until they
+///   span the window (60 s by default), then one `heartRateVariabilitySDNN` sample (ms, the
+///   sample standard deviation of the intervals) spanning those beats is produced. Any gap
+///   starts a new window: SDNN over a series with missing beats would be wrong.
 ///
 /// A value type: one builder per strap connection sequence, used from one task at a time.
 public struct HeartRateSampleBuilder: Sendable {
@@ -50,8 +54,10 @@ public struct HeartRateSampleBuilder: Sendable {
         public var heartRate: QuantitySample?
         /// An energy sample when Energy Expended advanced.
         public var energy: QuantitySample?
-        /// Both, in order, without nils.
-        public var samples: [QuantitySample] { [heartRate, energy].compactMap { $0 } }
+        /// An SDNN sample when a gap-free window of RR intervals completed.
+        public var sdnn: QuantitySample?
+        /// All of them, in order, without nils.
+        public var samples: [QuantitySample] { [heartRate, energy, sdnn].compactMap { $0 } }
     }
 
     /// The source HealthGate's BLE path writes as.
@@ -65,6 +71,8 @@ public struct HeartRateSampleBuilder: Sendable {
     public var source: Source
     public var device: Device?
     public var sensorLocation: HeartRateSensorLocation?
+    /// The RR span after which an SDNN sample is made; nil turns SDNN off.
+    public var sdnnWindow: Duration? = .seconds(60)
     public private(set) var counters = Counters()
     /// True once Energy Expended sits at 0xFFFF: write ``HeartRateControlPoint/resetEnergyExpended``.
     public private(set) var energyNeedsReset = false
@@ -72,6 +80,9 @@ public struct HeartRateSampleBuilder: Sendable {
     private var lastEnergy: (kJ: UInt16, at: Date)?
     private var gapPending = true
     private var lastRRAt: Date?
+    private var window: [UInt16] = []
+    private var windowTicks = 0
+    private var windowStart: Date?
 
     /// A builder for one strap.
     public init(source: Source = HeartRateSampleBuilder.bleSource, device: Device?, sensorLocation: HeartRateSensorLocation?) {
@@ -84,8 +95,30 @@ public struct HeartRateSampleBuilder: Sendable {
     /// baseline (what happened while disconnected is unknown).
     public mutating func connectionStarted() {
         gapPending = true
+        windowStart = nil
         lastEnergy = nil
         lastRRAt = nil
+    }
+
+    private mutating func collectSDNN(_ rr: RRIntervals, receivedAt: Date, span: Duration) throws -> QuantitySample? {
+        let ticks = rr.ticks.reduce(0) { $0 + Int($1) }
+        if rr.precededByGap || windowStart == nil {
+            window.removeAll(keepingCapacity: true)
+            windowTicks = 0
+            windowStart = receivedAt.addingTimeInterval(-Double(ticks) / 1024)
+        }
+        window += rr.ticks
+        windowTicks += ticks
+        let needed = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18
+        guard Double(windowTicks) / 1024 >= needed, window.count >= 2, let start = windowStart else { return nil }
+        let ms = window.map { Double($0) * 1000 / 1024 }
+        let mean = ms.reduce(0, +) / Double(ms.count)
+        let variance = ms.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(ms.count - 1)
+        window.removeAll(keepingCapacity: true)
+        windowTicks = 0
+        windowStart = nil
+        return try QuantitySample(type: .heartRateVariabilitySDNN, quantity: Quantity(variance.squareRoot(), .millisecond),
+                                  start: start, end: receivedAt, source: source, device: device)
     }
 
     /// Maps one decoded notification received at `receivedAt`.
@@ -142,6 +175,10 @@ public struct HeartRateSampleBuilder: Sendable {
                 type: .heartRate, quantity: Quantity(Double(m.beatsPerMinute), .countPerMinute),
                 start: receivedAt, end: receivedAt, source: source, device: device, metadata: metadata, rrIntervals: rr)
             counters.heartRateSamples += 1
+        }
+
+        if let rr, let span = sdnnWindow {
+            out.sdnn = try collectSDNN(rr, receivedAt: receivedAt, span: span)
         }
 
         if let kj = m.energyExpendedKJ {

@@ -107,3 +107,47 @@ import Testing
         #expect(out.heartRate?.rrIntervals?.precededByGap == true)
     }
 }
+
+/// Optional SDNN over gap-free RR windows.
+@Suite struct SDNNTests {
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func payload(_ rr: [UInt16]) -> HeartRateMeasurement {
+        HeartRateMeasurement(beatsPerMinute: 60, rrIntervals: RRTicks(rr))
+    }
+
+    @Test func windowOfGapFreeBeatsBecomesOneSDNNSample() throws {
+        var b = HeartRateSampleBuilder(device: nil, sensorLocation: nil)
+        b.sdnnWindow = .seconds(10)
+        b.connectionStarted()
+        // Alternating 1000 and 1048 ticks; 10 notifications of 1 RR each ≈ 10 s.
+        let ticks: [UInt16] = (0..<12).map { $0.isMultiple(of: 2) ? 1000 : 1048 }
+        var made: [QuantitySample] = []
+        var at = 0.0
+        for t in ticks {
+            at += Double(t) / 1024
+            if let s = try b.add(payload([t]), receivedAt: Self.t0.addingTimeInterval(at)).sdnn { made.append(s) }
+        }
+        let s = try #require(made.first)
+        #expect(made.count == 1)
+        #expect(s.type == .heartRateVariabilitySDNN)
+        // The first 10 intervals (5 × 1000, 5 × 1048 ticks) span ≥ 10 s: exact sample SD in ms.
+        let ms = ticks.prefix(10).map { Double($0) * 1000 / 1024 }
+        let mean = ms.reduce(0, +) / 10
+        let sd = (ms.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 9).squareRoot()
+        #expect(abs(try s.quantity.doubleValue(for: .millisecond) - sd) < 1e-9)
+        #expect(s.startDate == Self.t0)  // the first beat's interval began at t0
+    }
+
+    @Test func aGapRestartsTheWindow() throws {
+        var b = HeartRateSampleBuilder(device: nil, sensorLocation: nil)
+        b.sdnnWindow = .seconds(3)
+        b.connectionStarted()
+        #expect(try b.add(payload([1024, 1024]), receivedAt: Self.t0.addingTimeInterval(2)).sdnn == nil)
+        b.connectionStarted()  // reconnect: beats missing
+        #expect(try b.add(payload([1024, 1024]), receivedAt: Self.t0.addingTimeInterval(60)).sdnn == nil)
+        #expect(try b.add(payload([1024]), receivedAt: Self.t0.addingTimeInterval(61)).sdnn != nil)
+        b.sdnnWindow = nil
+        #expect(try b.add(payload([1024, 1024, 1024, 1024]), receivedAt: Self.t0.addingTimeInterval(65)).sdnn == nil)
+    }
+}
