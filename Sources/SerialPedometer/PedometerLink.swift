@@ -1,5 +1,6 @@
 import Foundation
 import HealthStore
+import Logging
 import Synchronization
 
 /// What a ``PedometerLink`` reports, in order, on its reader thread.
@@ -72,14 +73,20 @@ public final class PedometerLink: @unchecked Sendable {
     ///   - state: the counter state to resume from (``PedometerRecorder/loadState()``), or nil.
     ///   - recorder: where to store samples; nil to only report them (`--no-store`).
     /// - Throws: ``SerialPortError`` when the port cannot be opened.
+    ///   - logger: where rejected lines (notice), counter events (info) and store failures (error)
+    ///     are logged, besides the handler; nil logs nothing.
     public init(path: String, options: LinkOptions, state: CounterState?, recorder: PedometerRecorder?,
-                handler: @escaping @Sendable (LinkEvent) -> Void) throws {
+                logger: Logger? = nil, handler: @escaping @Sendable (LinkEvent) -> Void) throws {
         self.path = path
         port = try SerialPort(path: path, options: options.port)
         let session = PedometerSession(format: options.format,
                                        counter: StepCounter(configuration: options.counter, state: state ?? CounterState()))
         let box = Box(session: session, recorder: recorder, options: options)
         self.box = box
+        let handler: @Sendable (LinkEvent) -> Void = { event in
+            if let logger { Self.log(event, path: path, logger: logger) }
+            handler(event)
+        }
         reader = SerialReader(port: port) { event in
             switch event {
             case .chunk(let bytes, let at):
@@ -118,6 +125,22 @@ public final class PedometerLink: @unchecked Sendable {
     public func wait() {
         reader?.wait()
         port.close()
+    }
+
+    private static func log(_ event: LinkEvent, path: String, logger: Logger) {
+        switch event {
+        case .session(.rejected(let line, let why)):
+            logger.notice("rejected line", metadata: ["device": "\(path)", "reason": "\(why.code)", "detail": "\(why)",
+                                                      "line": "\(line.map { String($0.prefix(80)) } ?? "-")"])
+        case .session(.counter(let e)):
+            logger.info("counter: \(e)", metadata: ["device": "\(path)", "event": "\(e.code)"])
+        case .storeFailed(let why):
+            logger.error("\(why)", metadata: ["device": "\(path)"])
+        case .gone(let why):
+            logger.notice("device gone: \(why)", metadata: ["device": "\(path)"])
+        default:
+            break
+        }
     }
 
     private static func handle(_ events: [SessionEvent], box: Box, handler: @Sendable (LinkEvent) -> Void) {

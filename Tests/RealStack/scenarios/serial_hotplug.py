@@ -159,3 +159,56 @@ def serial_hotplug(ctx: Context) -> None:
     total = sum(float(s.get("value", 0)) for s in samples)
     ctx.expect(total == 50, f"stored steps should total exactly 50 over two plug cycles, got {total} "
                f"({len(samples)} samples)")
+
+
+@scenario("serial-hotplug-noudev", "without udevd: serial watch --auto hears the kernel's uevent, reads the USB "
+          "ids from sysfs, counts exact steps and releases the device on unplug", adapter="any", order=290,
+          qemu_opts=["-device qemu-xhci,id=hgxhci2",
+                     f"-chardev socket,id=hgser1,path={SOCK}.noudev,server=on,wait=off"])
+def serial_hotplug_noudev(ctx: Context) -> None:
+    sock = f"{SOCK}.noudev"
+    # No udev daemon: stop the one virtme-ng may have started, and load the drivers udevd would
+    # have autoloaded (the xHCI controller's, usbserial's FTDI driver).
+    setup = ctx.sh("udevadm control --exit 2>/dev/null; for i in $(seq 50); do pgrep -x systemd-udevd >/dev/null || break; "
+                   "sleep 0.1; done; pkill -x systemd-udevd; rm -f /run/udev/control; "
+                   "modprobe xhci_pci; modprobe ftdi_sio; ! pgrep -x systemd-udevd", timeout=60)
+    ctx.expect(setup.rc == 0, "could not stop udevd and load ftdi_sio in the guest", setup)
+    watch = ctx.hg_spawn("serial", "watch", "--auto", "--match", "0403:6001", "--json")
+    seen = wait_for(ctx, watch, lambda e: any(o.get("event") == "monitor" for o in e), "the kernel monitor start", 60)
+    monitor = next(o for o in seen if o.get("event") == "monitor")
+    ctx.expect(monitor.get("source") == "kernel", f"without udevd the monitor should use the kernel source: {monitor}")
+    qmp = QMP(str(ctx.guest.qmp_path))
+    try:
+        reply = qmp.cmd("device_add", driver="usb-serial", id="hgped1", chardev="hgser1", bus="hgxhci2.0",
+                        serial="PED0002", **{"always-plugged": True})
+        ctx.expect("error" not in reply, f"QMP device_add failed: {reply}")
+        seen = wait_for(ctx, watch, lambda e: any(o.get("event") == "plugged" for o in e),
+                        "healthgate picking up the plugged pedometer from a kernel uevent")
+        plugged = next(o for o in seen if o.get("event") == "plugged")
+        ctx.expect(plugged.get("device") == "PED0002",
+                   f"the device id should be the USB serial number read from sysfs (PED0002): {plugged}")
+        ser = socket.socket(socket.AF_UNIX)
+        ser.connect(sock)
+        last = ""
+        for seq, count in enumerate([1000 + 4 * i for i in range(6)]):   # baseline, then 5 × +4
+            last = f"steps:{count},seq:{seq},boot:nu"
+            ser.sendall(last.encode() + b"\n")
+            time.sleep(0.05)
+        wait_for(ctx, watch, lambda e: any(o.get("event") == "line" and o.get("line") == last for o in e),
+                 "healthgate reading the last line")
+        reply = qmp.cmd("device_del", id="hgped1")
+        ctx.expect("error" not in reply, f"QMP device_del failed: {reply}")
+        ctx.expect(qmp.wait_event("DEVICE_DELETED", 60) is not None, "QEMU never deleted the device")
+        ser.close()
+        wait_for(ctx, watch, lambda e: any(o.get("event") == "unplugged" for o in e),
+                 "healthgate releasing the unplugged pedometer")
+    finally:
+        qmp.close()
+        try:
+            os.unlink(sock)
+        except FileNotFoundError:
+            pass
+    result = ctx.finish(watch)
+    ctx.expect(result.rc == 0, "`healthgate serial watch --auto` did not exit 0 on Ctrl-C", result)
+    total = sum(float(s.get("value", 0)) for s in ctx.samples("stepCount"))
+    ctx.expect(total == 20, f"stored steps should total exactly 20, got {total}")
