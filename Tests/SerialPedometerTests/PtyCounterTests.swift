@@ -7,6 +7,7 @@ import Testing
 @Suite(.serialized) struct PtyCounterTests {
     private func run(_ lines: [String], bits: Int? = nil) throws -> PtyRig {
         let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let rig = try PtyRig(path: pty.path, session: makeSession(bits: bits))
         for l in lines { pty.send(l + "\n") }
         #expect(rig.wait { $0.readings.count + $0.rejections.count == lines.count })

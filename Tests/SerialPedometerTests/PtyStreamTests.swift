@@ -9,6 +9,7 @@ import Testing
 @Suite(.serialized) struct PtyStreamTests {
     @Test func everyLineShapeAndEndingThroughAPty() throws {
         let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let rig = try PtyRig(path: pty.path, session: makeSession())
         defer { rig.stop() }
         let padded = "steps:130" + String(repeating: " ", count: 21) + "\r\n"  // micro:bit, 32 bytes
@@ -32,6 +33,7 @@ import Testing
 
     @Test func oversizedAndInvalidUTF8LinesAreCountedNotFatal() throws {
         let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let rig = try PtyRig(path: pty.path, session: makeSession())
         defer { rig.stop() }
         pty.send("10\n")
@@ -46,6 +48,7 @@ import Testing
 
     @Test func portIsRawExclusiveAndNonBlocking() throws {
         let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let port = try SerialPort(path: pty.path, options: SerialPortOptions(baud: 9600))
         defer { port.close() }
         #expect(port.isExclusive)

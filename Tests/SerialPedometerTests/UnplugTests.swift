@@ -9,6 +9,7 @@ import Testing
 @Suite(.serialized) struct UnplugTests {
     @Test func unplugEndsTheReaderOnceAndReplugContinuesExactly() throws {
         let first = try PtyPeer()
+        defer { withExtendedLifetime(first) {} }  // the master must outlive the reads
         let rig = try PtyRig(path: first.path, session: makeSession())
         for c in [0, 4, 9] { first.send("{\"steps\":\(c),\"boot\":\"A\"}\n") }
         #expect(rig.wait { $0.readings.count == 3 })
@@ -24,6 +25,7 @@ import Testing
 
         // Re-plug: a new pty (a new tty node), the counter state carried over.
         let second = try PtyPeer()
+        defer { withExtendedLifetime(second) {} }  // the master must outlive the reads
         let rig2 = try PtyRig(path: second.path, session: makeSession(state: state))
         defer { rig2.stop() }
         for c in [15, 20] { second.send("{\"steps\":\(c),\"boot\":\"A\"}\r\n") }
@@ -35,6 +37,7 @@ import Testing
 
     @Test func stopIsCleanWhileIdle() throws {
         let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let rig = try PtyRig(path: pty.path, session: makeSession())
         rig.stop()
         #expect(rig.goneReason == nil)

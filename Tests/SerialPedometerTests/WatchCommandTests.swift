@@ -113,6 +113,7 @@ import Testing
     func messyStreamIsStoredExactlyAndUnplugEndsTheCommand() throws {
         let db = tempDB()
         let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let watch = try Watch([pty.path, "--db", db, "--id", "W1", "--counter-bits", "16"])
         #expect(watch.waitForOpen(pty.path))
         pty.send("HealthGate pedometer v1\r\n")                       // banner: rejected
@@ -140,6 +141,7 @@ import Testing
     func gatewayRestartMidStreamKeepsTheTotalExact() throws {
         let db = tempDB()
         let first = try PtyPeer()
+        defer { withExtendedLifetime(first) {} }  // the master must outlive the reads
         let run1 = try Watch([first.path, "--db", db, "--id", "W2"])
         #expect(run1.waitForOpen(first.path))
         for (i, c) in [100, 103, 106, 109, 112].enumerated() { first.send("{\"steps\":\(c),\"seq\":\(i + 1),\"boot\":\"A\"}\n") }
@@ -150,6 +152,7 @@ import Testing
 
         // The gateway comes back (on another tty node); the device kept counting meanwhile.
         let second = try PtyPeer()
+        defer { withExtendedLifetime(second) {} }  // the master must outlive the reads
         let run2 = try Watch([second.path, "--db", db, "--id", "W2"])
         #expect(run2.waitForOpen(second.path))
         second.send("{\"steps\":112,\"seq\":5,\"boot\":\"A\"}\n")        // a resend: duplicate
