@@ -18,3 +18,16 @@ if ! command -v tshark >/dev/null 2>&1; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends tshark >/dev/null
 fi
+
+# ---- Real-stack harness (issue 4, Tests/RealStack): QEMU + Debian's stock kernel (its vmlinuz and
+# modules become the guest), BlueZ's tools inside the guest (btmgmt, btmon), busybox for
+# virtme-ng's init, gcc for the guest helpers, Debian's python3 for the guest agent, venv for the
+# pinned virtme-ng/bumble (created by Tests/RealStack/run itself).
+realstack_need=(qemu-system-x86 linux-image-amd64 bluez busybox-static gcc python3 python3-venv util-linux)
+realstack_missing=()
+for p in "${realstack_need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || realstack_missing+=("$p"); done
+if [ ${#realstack_missing[@]} -gt 0 ]; then
+  echo "setup: installing ${realstack_missing[*]} (real-stack harness)"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${realstack_missing[@]}" >/dev/null
+fi

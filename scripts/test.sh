@@ -28,3 +28,13 @@ rm -f .build-log.txt
 
 echo "== unit and integration tests"
 swift test --skip-build 2>&1
+
+# ---- Real-stack harness (issue 4): healthgate against the real Linux Bluetooth stack in a QEMU/TCG
+# guest and an independent Bumble strap (docs/realstack.md). One guest boot; wall time about
+# 2–5 minutes, most of it the boot under software emulation. REALSTACK_SCENARIOS lists the
+# scenarios that must pass on main; `Tests/RealStack/run` with no arguments runs them all.
+echo "== real-stack harness (Tests/RealStack/run)"
+REALSTACK_SCENARIOS=${REALSTACK_SCENARIOS:-"stack"}
+realstack_args=()
+for s in $REALSTACK_SCENARIOS; do realstack_args+=(--scenario "$s"); done
+Tests/RealStack/run --healthgate "$(swift build --show-bin-path)/healthgate" "${realstack_args[@]}"
