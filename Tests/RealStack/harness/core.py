@@ -51,7 +51,7 @@ class Context:
                  guest_tmp: str, log):
         self.name, self.guest, self.peer, self.healthgate = name, guest, peer, healthgate
         self.results, self.guest_tmp, self.say = results, guest_tmp, log
-        self.db = f"{guest_tmp}/{name}.sqlite"     # each scenario gets its own store
+        self.db = f"{guest_tmp}/{name}.sqlite"     # each scenario gets its own store ($HEALTHGATE_DB)
         self.transcript = open(results / "commands.log", "a")
         self.spawned: list[Process] = []
         self.straps = STRAPS
@@ -72,17 +72,17 @@ class Context:
 
     def hg(self, *args: str, timeout: float = 60, db: str | None = None, env: dict | None = None,
            prefix: list[str] | None = None) -> Result:
-        """Run ``healthgate ARGS --db <scenario store>`` in the guest and log it."""
+        """Run ``healthgate ARGS`` in the guest with the scenario's store (``$HEALTHGATE_DB``, so
+        commands without a --db option run unchanged) and log it."""
         argv = [*(prefix or []), str(self.healthgate), *args]
-        if db is not False:
-            argv += ["--db", db or self.db]
+        environment = {"HEALTHGATE_DB": db or self.db, **(env or {})}
         self.say(f"  $ {shlex.join(argv)}")
-        return self.record(self.guest.run(argv, timeout=timeout, env=env))
+        return self.record(self.guest.run(argv, timeout=timeout, env=environment))
 
     def hg_spawn(self, *args: str, db: str | None = None) -> Process:
-        argv = [str(self.healthgate), *args, "--db", db or self.db]
+        argv = [str(self.healthgate), *args]
         self.say(f"  $ {shlex.join(argv)} &")
-        process = self.guest.spawn(argv)
+        process = self.guest.spawn(argv, env={"HEALTHGATE_DB": db or self.db})
         self.spawned.append(process)
         return process
 
