@@ -17,6 +17,12 @@ class Adapter:
         self.agent: Process | None = None
         self.state = "down"
 
+    def modules(self) -> None:
+        """The kernel's Bluetooth core and the vhci driver (guest/init.sh starts loading them)."""
+        result = self.guest.run(["/bin/sh", "-c", "modprobe bluetooth && modprobe hci_vhci"], timeout=120)
+        if result.rc != 0:
+            raise HarnessError(f"the guest kernel cannot load its Bluetooth modules:\n{result.describe()}")
+
     def _exists(self) -> bool:
         return self.guest.run(["/bin/sh", "-c", "test -e /sys/class/bluetooth/hci0"], timeout=10).rc == 0
 
@@ -25,6 +31,7 @@ class Adapter:
             self.power(True)
             return
         started = time.monotonic()
+        self.modules()
         self.bridge = self.guest.spawn([str(self.bin_dir / "vhci_bridge"), "/dev/virtio-ports/hgvhci"])
         deadline = time.monotonic() + timeout
         while not self._exists():
@@ -49,6 +56,7 @@ class Adapter:
 
     def down(self, timeout: float = 20) -> None:
         """Unregister hci0 altogether (closing /dev/vhci removes the controller)."""
+        self.modules()    # "no adapter" means a kernel with Bluetooth but no controller
         for process in (self.agent, self.bridge):
             if process is not None:
                 process.stop(signal.SIGTERM, timeout=10)

@@ -161,7 +161,7 @@ def run_one(s: Scenario, guest: Guest, peer: Peer | None, adapter: Adapter, heal
     try:
         if s.adapter == "up":
             adapter.up()
-        elif s.adapter == "down" and adapter.state != "down":
+        elif s.adapter == "down":
             adapter.down()
         ctx.adapter = adapter
         # btmon writes to the guest's tmpfs: interrupting a process in the middle of a 9p write can
