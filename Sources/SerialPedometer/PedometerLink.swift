@@ -49,6 +49,9 @@ public struct LinkOptions: Sendable {
 public final class PedometerLink: @unchecked Sendable {
     /// The device path.
     public let path: String
+    /// The counter's running totals when the link opened (subtract from ``counterState``'s to
+    /// get this link's own).
+    public let initialTally: CounterState.Tally
     private let port: SerialPort
     private var reader: SerialReader?
     private let box: Box
@@ -78,6 +81,7 @@ public final class PedometerLink: @unchecked Sendable {
     public init(path: String, options: LinkOptions, state: CounterState?, recorder: PedometerRecorder?,
                 logger: Logger? = nil, handler: @escaping @Sendable (LinkEvent) -> Void) throws {
         self.path = path
+        self.initialTally = state?.tally ?? CounterState.Tally()
         port = try SerialPort(path: path, options: options.port)
         let session = PedometerSession(format: options.format,
                                        counter: StepCounter(configuration: options.counter, state: state ?? CounterState()))

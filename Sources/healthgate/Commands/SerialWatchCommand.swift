@@ -112,7 +112,8 @@ private final class Watcher: @unchecked Sendable {
     let links = Mutex<[String: PedometerLink]>([:])
     let opening = Mutex<Set<String>>([])
     let storeFailed = Mutex(false)
-    let totals = Mutex<(steps: UInt64, samples: Int)>((0, 0))
+    /// With --no-store, each device's counter state survives a re-plug in memory.
+    let remembered = Mutex<[String: CounterState]>([:])
 
     init(command: SerialWatchCommand, format: LineFormat, port: SerialPortOptions, store: HealthStore?) {
         self.command = command
@@ -146,7 +147,6 @@ private final class Watcher: @unchecked Sendable {
             switch event {
             case .storeFailed: storeFailed.withLock { $0 = true }
             case .stored: storeFailed.withLock { $0 = false }
-            case .session(.sample(let s)): totals.withLock { $0.steps += s.steps; $0.samples += 1 }
             case .gone, .stopped: onEnd(event)
             default: break
             }
@@ -191,13 +191,14 @@ private final class Watcher: @unchecked Sendable {
 
     func summarize(_ link: PedometerLink, id: String) {
         let (accepted, rejected) = link.lineCounts
-        let t = totals.withLock { $0 }
+        let now = link.counterState.tally, then = link.initialTally
+        let steps = now.steps - min(now.steps, then.steps), samples = now.samples - min(now.samples, then.samples)
         let rej = rejected.isEmpty ? "none" : rejected.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         if command.json {
             JSONOutput.emit(["event": "summary", "device": id, "acceptedLines": accepted, "rejectedLines": rejected,
-                             "samples": t.samples, "steps": t.steps])
+                             "samples": samples, "steps": steps])
         } else {
-            Console.note("\(id): \(accepted) line(s) accepted, rejected: \(rej); \(t.samples) sample(s), \(t.steps) step(s)\(store == nil ? " (not stored)" : " stored")")
+            Console.note("\(id): \(accepted) line(s) accepted, rejected: \(rej); \(samples) sample(s), \(steps) step(s)\(store == nil ? " (not stored)" : " stored")")
         }
     }
 
@@ -237,10 +238,15 @@ private final class Watcher: @unchecked Sendable {
         for attempt in 0..<(retry ? 25 : 1) {
             if attempt > 0 { usleep(200_000) }
             do {
-                let link = try open(path: node, id: id, tty: tty, state: nil) { [self] event in
+                let carried = store == nil ? remembered.withLock { $0[id] } : nil
+                let link = try open(path: node, id: id, tty: tty, state: carried) { [self] event in
                     if case .gone = event {
                         let ended = links.withLock { $0.removeValue(forKey: node) }
-                        if let ended { summarize(ended, id: id) }
+                        if let ended {
+                            let state = ended.counterState
+                            remembered.withLock { $0[id] = state }
+                            summarize(ended, id: id)
+                        }
                     }
                 }
                 links.withLock { $0[node] = link }
