@@ -84,7 +84,7 @@ let package = Package(
 
         // ---- Testing peers (shared by later tests)
         // Simulated BLE peripherals (an ATT server in Swift) and in-memory / socketpair bearers.
-        .target(name: "HealthGateTesting", dependencies: ["GATT"], swiftSettings: strict),
+        .target(name: "HealthGateTesting", dependencies: ["GATT", "HeartRateProfile", "HealthModel"], swiftSettings: strict),
 
         // The command-line tool.
         .executableTarget(
@@ -111,7 +111,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel"], swiftSettings: strict),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"], swiftSettings: strict),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting"], swiftSettings: strict),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "HeartRateProfile", "HealthModel"], swiftSettings: strict),
 
         // ---- Serial tests
         .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore"],

@@ -1,0 +1,55 @@
+import Foundation
+import GATT
+import HealthGateTesting
+import HealthModel
+import HeartRateProfile
+import Testing
+
+/// The simulated strap end to end: a generated signal over a real socket pair, decoded and
+/// mapped to samples exactly as the gateway does.
+@Suite(.timeLimit(.minutes(1))) struct SimulatedSignalTests {
+    @Test func signalIsContinuousAndConsistent() {
+        var signal = SimulatedHeartRateSignal(seed: 7)
+        var again = SimulatedHeartRateSignal(seed: 7)
+        var totalTicks = 0
+        for i in 1...120 {
+            let m = signal.next()
+            #expect(m == again.next())
+            #expect((60...90).contains(Int(m.beatsPerMinute)))
+            #expect(m.sensorContact == .detected)
+            #expect((m.energyExpendedKJ != nil) == (i % 10 == 0))
+            totalTicks += m.rrIntervals.reduce(0) { $0 + Int($1) }
+        }
+        // Every beat is reported once: the RR series covers the 120 s minus at most one beat.
+        #expect(Double(totalTicks) / 1024 <= 120 && Double(totalTicks) / 1024 > 118)
+    }
+
+    @Test func streamedOverASocketPairBecomesSamples() async throws {
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let client = GATTClient(bearer: try strap.connectSocketPair())
+        defer { client.close() }
+        let hrm = try #require(try await client.discover().characteristic(0x2A37))
+        let (stream, continuation) = AsyncStream<HeartRateMeasurement>.makeStream()
+        try await client.subscribe(to: hrm) { event in
+            // The hot path: decode from the borrowed buffer, no copy.
+            if let m = try? HeartRateMeasurement.decode(event.value) { continuation.yield(m) }
+        }
+        var signal = SimulatedHeartRateSignal(seed: 3)
+        var sent: [HeartRateMeasurement] = []
+        for _ in 0..<30 { let m = signal.next(); sent.append(m); strap.notifyHeartRate(m) }
+        var builder = HeartRateSampleBuilder(device: Device(name: "sim"), sensorLocation: .chest)
+        builder.connectionStarted()
+        var received: [HeartRateMeasurement] = []
+        var samples: [QuantitySample] = []
+        for await m in stream {
+            received.append(m)
+            samples += try builder.add(m, receivedAt: Date()).samples
+            if received.count == sent.count { break }
+        }
+        #expect(received == sent)
+        #expect(samples.filter { $0.type == .heartRate }.count == 30)
+        #expect(samples.filter { $0.type == .activeEnergyBurned }.count == 2)  // readings 10 (baseline), 20, 30
+        #expect(samples.compactMap(\.rrIntervals).first?.precededByGap == true)
+        #expect(samples.compactMap(\.rrIntervals).dropFirst().allSatisfy { !$0.precededByGap })
+    }
+}
