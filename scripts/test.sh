@@ -7,7 +7,8 @@ bash scripts/setup.sh
 
 # ---- BLE heart rate (blecore): the pinned peer decoders (bumble, bluetooth-sig, pycycling,
 # bleakheart, Adafruit, blehrm) in .venv-peers/ for PeerDifferentialTests, from
-# ../shared/peers/requirements.txt. ~1 min on a fresh machine, a few seconds when present.
+# ../shared/peers/requirements.txt. 1–4 min on a fresh machine (numpy, cryptography wheels),
+# a few seconds when present.
 # Under CI=true a missing ../shared or a failed install fails the run (and the test itself
 # fails if the peers are absent): never a silent skip.
 if [ -f ../shared/peers/requirements.txt ]; then

@@ -102,7 +102,9 @@ public struct GATTValueEvent {
 }
 
 /// Called on the client's reader thread for each notification or indication of a subscribed
-/// characteristic. Keep it short: the next PDU is not read until it returns.
+/// characteristic. Keep it short: the next PDU is not read until it returns. Never wait for
+/// a GATT response inside it (the response could only be read by this same thread): hand the
+/// work to a task or queue instead.
 public typealias GATTValueHandler = @Sendable (GATTValueEvent) -> Void
 
 /// Why a GATT operation failed. Each description is one sentence: what, why, what to do.
