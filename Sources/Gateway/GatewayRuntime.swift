@@ -32,7 +32,7 @@ public final class GatewayRuntime: Sendable {
         self.store = store
         self.logger = logger
         self.notifier = notifier
-        self.pipeline = try IngestPipeline(sink: StoreSink(store: store), configuration: configuration)
+        self.pipeline = try IngestPipeline(sink: try StoreSink(store: store), configuration: configuration)
         self.runner = SourceRunner(pipeline: pipeline, logger: logger)
         let log = logger
         pipeline.onStallChange { reason in

@@ -18,7 +18,7 @@ import Testing
         let steps = try slots.slot(for: .stepCount)
         let src = try slots.slot(for: Source(name: "HealthGate BLE", identifier: "org.healthgate.ble"))
         let dev = try slots.slot(for: Device(name: "Strap", manufacturer: "Acme", localIdentifier: "ble:AA:BB:CC:DD:EE:FF"))
-        let p = try IngestPipeline(sink: StoreSink(store: store), slots: slots)
+        let p = try IngestPipeline(sink: try StoreSink(store: store), slots: slots)
         let ring = try p.makeRing(name: "t")
         var a = SampleRecord(typeSlot: hr, value: 72, start: 1_790_000_000, end: 1_790_000_000, sourceSlot: src,
                              deviceSlot: dev, flags: [.contactSupported, .contactDetected])
@@ -51,7 +51,7 @@ import Testing
         let slots = SlotTable()
         let hr = try slots.slot(for: .heartRate)
         let src = try slots.slot(for: Source(name: "t"))
-        let sink = StoreSink(store: store)
+        let sink = try StoreSink(store: store)
         var recs = (0..<3_000).map { SampleRecord(typeSlot: hr, value: 60, start: Double($0), end: Double($0), sourceSlot: src) }
         try recs.withUnsafeMutableBufferPointer { try sink.write(UnsafeBufferPointer($0), slots: slots) }
         recs = Array(recs.prefix(10))
@@ -80,7 +80,7 @@ import Testing
             return s.int64(0)
         }
         try store.withConnection { try $0.execute("PRAGMA max_page_count = \(pages)") }
-        let p = try IngestPipeline(sink: StoreSink(store: store), slots: slots, configuration: IngestConfiguration(
+        let p = try IngestPipeline(sink: try StoreSink(store: store), slots: slots, configuration: IngestConfiguration(
             batchSize: 200, flushInterval: .milliseconds(5), ringCapacity: 256, retryInterval: .milliseconds(5)))
         p.start()
         let ring = try p.makeRing(name: "t")
