@@ -89,9 +89,10 @@ public final class PedometerWatcher: Sendable {
 
     /// idVendor/idProduct/serial of the USB device above a tty, from sysfs.
     func usbProperties(tty: String) -> (vendor: String, product: String, serial: String?)? {
-        let fm = FileManager.default
-        guard let link = try? fm.destinationOfSymbolicLink(atPath: "\(sysfs)/\(tty)/device") else { return nil }
-        var dir = URL(fileURLWithPath: link, relativeTo: URL(fileURLWithPath: "\(sysfs)/\(tty)")).standardized
+        let devicePath = "\(sysfs)/\(tty)/device"
+        guard (try? FileManager.default.destinationOfSymbolicLink(atPath: devicePath)) != nil else { return nil }
+        // Resolve every link on the way (in real sysfs the class entry is itself a link).
+        var dir = URL(fileURLWithPath: devicePath).resolvingSymlinksInPath()
         for _ in 0..<6 {
             let read = { (f: String) in
                 (try? String(contentsOf: dir.appendingPathComponent(f), encoding: .utf8))?

@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+import Testing
+@testable import Gateway
+@testable import Ingest
+
+/// Matching pedometer rules against a sysfs-shaped tree (tty → device link → USB ids).
+@Suite struct PedometerWatcherTests {
+    /// Builds `root/sys/class/tty/<tty>/device -> ../../devices/usbX/1-1/1-1:1.0/<tty>` with the
+    /// USB ids two levels up, as the kernel lays out a USB-serial adapter.
+    func fakeSysfs(_ ttys: [(String, String, String, String?)]) throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hg-sysfs-\(UUID().uuidString)").path
+        let fm = FileManager.default
+        for (i, (tty, vendor, product, serial)) in ttys.enumerated() {
+            let usb = "\(root)/devices/usb\(i)/1-\(i)"
+            let iface = "\(usb)/1-\(i):1.0/\(tty)"
+            try fm.createDirectory(atPath: iface, withIntermediateDirectories: true)
+            try vendor.write(toFile: "\(usb)/idVendor", atomically: true, encoding: .utf8)
+            try product.write(toFile: "\(usb)/idProduct", atomically: true, encoding: .utf8)
+            if let serial { try serial.write(toFile: "\(usb)/serial", atomically: true, encoding: .utf8) }
+            try fm.createDirectory(atPath: "\(root)/class/tty/\(tty)", withIntermediateDirectories: true)
+            try fm.createSymbolicLink(atPath: "\(root)/class/tty/\(tty)/device", withDestinationPath: "../../../devices/usb\(i)/1-\(i)/1-\(i):1.0/\(tty)")
+        }
+        // A tty with no USB parent (a built-in UART) must never match.
+        try fm.createDirectory(atPath: "\(root)/class/tty/ttyS0", withIntermediateDirectories: true)
+        return root
+    }
+
+    func watcher(_ rules: [GatewayConfig.Pedometer], root: String) throws -> PedometerWatcher {
+        let p = try IngestPipeline(sink: RecordingSink())
+        return PedometerWatcher(rules: rules, runner: SourceRunner(pipeline: p, logger: Logger(label: "t")),
+                                logger: Logger(label: "t"), sysfs: "\(root)/class/tty", devDir: "/dev")
+    }
+
+    @Test func matchesByVendorProductAndSerial() throws {
+        let root = try fakeSysfs([("ttyUSB0", "1a86", "7523", nil), ("ttyUSB1", "10c4", "ea60", "A1"), ("ttyACM0", "10c4", "ea60", "B2")])
+        let rule = GatewayConfig.Pedometer(path: nil, vendor: "10c4", product: "ea60", serial: "B2", baud: 9600, name: nil)
+        let m = try watcher([rule], root: root).matches()
+        #expect(m.map(\.0) == ["/dev/ttyACM0"])
+        let any = GatewayConfig.Pedometer(path: nil, vendor: "10c4", product: nil, serial: nil, baud: 9600, name: nil)
+        #expect(try watcher([any], root: root).matches().map(\.0) == ["/dev/ttyACM0", "/dev/ttyUSB1"])
+        let none = GatewayConfig.Pedometer(path: nil, vendor: "dead", product: nil, serial: nil, baud: 9600, name: nil)
+        #expect(try watcher([none], root: root).matches().isEmpty)
+    }
+
+    @Test func aPathRuleMatchesOnlyWhenTheDeviceExists() throws {
+        let root = try fakeSysfs([])
+        let present = GatewayConfig.Pedometer(path: root + "/class/tty/ttyS0", vendor: nil, product: nil, serial: nil, baud: 9600, name: nil)
+        let absent = GatewayConfig.Pedometer(path: "/dev/does-not-exist", vendor: nil, product: nil, serial: nil, baud: 9600, name: nil)
+        #expect(try watcher([present, absent], root: root).matches().map(\.0) == [root + "/class/tty/ttyS0"])
+    }
+}
