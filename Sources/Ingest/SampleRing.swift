@@ -161,11 +161,17 @@ public final class SampleRing: @unchecked Sendable {
     /// True when the ring itself holds nothing (the overflow list may still).
     public var ringIsEmpty: Bool { head.load(ordering: .acquiring) == tail.load(ordering: .relaxed) }
 
-    /// Takes the whole overflow list, oldest first. Call only when ``ringIsEmpty``, so order is
-    /// kept. Consumer thread only; counts the records as drained.
+    /// Takes the whole overflow list, oldest first — but only when the ring itself is empty, so
+    /// order is kept: returns `[]` while the ring still holds (older) records. Consumer thread
+    /// only; counts the records as drained.
+    ///
+    /// The emptiness check happens under the overflow lock: while the list is non-empty the
+    /// producer never writes the ring (it sees its own non-zero ``spillCount`` and takes the
+    /// lock), so a ring found empty here cannot receive records older than the list's.
     public func takeSpill() -> [SampleRecord] {
         guard spillCount.load(ordering: .acquiring) > 0 else { return [] }
         let list = spill.withLock { list -> [SampleRecord] in
+            guard !list.isEmpty, ringIsEmpty else { return [] }
             let taken = list
             list = []
             spillCount.store(0, ordering: .releasing)
