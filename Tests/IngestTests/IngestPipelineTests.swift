@@ -10,32 +10,32 @@ import Testing
         SampleRecord(typeSlot: 0, value: 60, start: 1, end: 1, sourceSlot: source, tag: tag)
     }
 
-    @Test func commitsFullBatchesByCount() throws {
+    @Test func commitsFullBatchesByCount() async throws {
         let sink = RecordingSink()
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 100, flushInterval: .seconds(30)))
         let ring = try p.makeRing(name: "a")
         for i in 0..<250 { ring.push(record(UInt64(i))) }
         p.start()
-        #expect(eventually { sink.committed.count >= 200 })
+        #expect(await eventually { sink.committed.count >= 200 })
         let sizes = sink.state.withLock { $0.batchSizes }
         #expect(sizes.prefix(2) == [100, 100])
-        let final = p.stop()
+        let final = await offThread { p.stop() }
         #expect(sink.committed == Array(0..<250))
         #expect(final.committed == 250 && final.pending == 0 && final.held == 0)
     }
 
-    @Test func commitsAPartialBatchOnceTheFlushIntervalPasses() throws {
+    @Test func commitsAPartialBatchOnceTheFlushIntervalPasses() async throws {
         let sink = RecordingSink()
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20)))
         p.start()
         let ring = try p.makeRing(name: "a")
         for i in 0..<5 { ring.push(record(UInt64(i))) }
         // Far fewer than batchSize: only the flush interval can commit these.
-        #expect(eventually { sink.committed.count == 5 })
-        p.stop()
+        #expect(await eventually { sink.committed.count == 5 })
+        _ = await offThread { p.stop() }
     }
 
-    @Test func observersSeeOnlyCommittedRecordsAfterTheCommit() throws {
+    @Test func observersSeeOnlyCommittedRecordsAfterTheCommit() async throws {
         let sink = RecordingSink()
         sink.state.withLock { $0.failNext = 2 }
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(5), retryInterval: .milliseconds(5)))
@@ -50,14 +50,14 @@ import Testing
         let ring = try p.makeRing(name: "a")
         for i in 0..<35 { ring.push(record(UInt64(i))) }
         p.start()
-        let final = p.stop()
+        let final = await offThread { p.stop() }
         let seenTags = seen.withLock { $0 }
         #expect(seenTags == Array(0..<35))
         #expect(final.failedWrites == 2)
         #expect(final.committed == 35)
     }
 
-    @Test func diskFullStallsReportsAndResumesWithoutLoss() throws {
+    @Test func diskFullStallsReportsAndResumesWithoutLoss() async throws {
         let sink = RecordingSink()
         sink.state.withLock { $0.failNext = 1_000_000; $0.failKind = .diskFull }
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 50, flushInterval: .milliseconds(5), ringCapacity: 64, overflow: .spill(limit: 10_000), retryInterval: .milliseconds(2)))
@@ -66,14 +66,14 @@ import Testing
         p.start()
         let ring = try p.makeRing(name: "a")
         for i in 0..<1_000 { ring.push(record(UInt64(i))) }
-        #expect(eventually { p.stats.stalledBy != nil })
+        #expect(await eventually { p.stats.stalledBy != nil })
         #expect(p.stats.stalledBy?.contains("disk full") == true)
         #expect(sink.committed.isEmpty)
         // The writer holds one batch; the rest waits in the ring and its overflow list.
         let stalled = p.stats
         #expect(stalled.held + stalled.pending == 1_000 && stalled.dropped == 0)
         sink.state.withLock { $0.failNext = 0 }   // space returns
-        let final = p.stop()
+        let final = await offThread { p.stop() }
         #expect(sink.committed == Array(0..<1_000))
         #expect(final.stalledBy == nil)
         let stallReports = reports.withLock { $0 }
@@ -81,30 +81,30 @@ import Testing
         #expect(stallReports.last! == nil)
     }
 
-    @Test func stopGivesUpOnADeadStoreAndCountsWhatItAbandons() throws {
+    @Test func stopGivesUpOnADeadStoreAndCountsWhatItAbandons() async throws {
         let sink = RecordingSink()
         sink.state.withLock { $0.failNext = .max }
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(1), ringCapacity: 16, overflow: .dropNewest, retryInterval: .milliseconds(1)))
         let ring = try p.makeRing(name: "a")
         for i in 0..<40 { ring.push(record(UInt64(i))) }
         p.start()
-        let final = p.stop(timeout: .milliseconds(50))
+        let final = await offThread { p.stop(timeout: .milliseconds(50)) }
         #expect(final.committed == 0)
         #expect(final.dropped == 24)
         #expect(final.abandoned + final.pending == 16)
         #expect(final.pushed == final.committed + final.dropped + final.pending + final.abandoned)
     }
 
-    @Test func rejectsOutOfRangeSettings() {
+    @Test func rejectsOutOfRangeSettings() async {
         #expect(throws: IngestError.self) { try IngestConfiguration(batchSize: 0).validate() }
         #expect(throws: IngestError.self) { try IngestConfiguration(flushInterval: .zero).validate() }
         #expect(throws: IngestError.self) { try IngestConfiguration(ringCapacity: 1).validate() }
     }
 
-    @Test func noNewRingsAfterStop() throws {
+    @Test func noNewRingsAfterStop() async throws {
         let p = try IngestPipeline(sink: RecordingSink())
         p.start()
-        p.stop()
+        _ = await offThread { p.stop() }
         #expect(throws: IngestError.stopped) { try p.makeRing(name: "late") }
     }
 }

@@ -16,21 +16,21 @@ import Testing
         return path
     }
 
-    @Test func aBadConfigExits78NamingFileAndLine() throws {
+    @Test func aBadConfigExits78NamingFileAndLine() async throws {
         let cfg = try write("[ingest]\nbatch_size = 10\nflush_interval_ms = -5\n")
         let child = try Child(["run", "--config", cfg, "--db", tempDBPath("cfg")])
-        #expect(child.wait() == 78)
+        #expect(await offThread { child.wait() } == 78)
         #expect(child.stderr.contains("\(cfg):3:"), "\(child.stderr)")
         #expect(child.stderr.contains("flush_interval_ms"), "\(child.stderr)")
     }
 
-    @Test func aMissingConfigExits78() throws {
+    @Test func aMissingConfigExits78() async throws {
         let child = try Child(["run", "--config", "/nonexistent/healthgate.toml", "--db", tempDBPath("cfg")])
-        #expect(child.wait() == 78)
+        #expect(await offThread { child.wait() } == 78)
         #expect(child.stderr.contains("/nonexistent/healthgate.toml"))
     }
 
-    @Test func ingestsAPtyPedometerAndStopsCleanlyOnSIGTERM() throws {
+    @Test func ingestsAPtyPedometerAndStopsCleanlyOnSIGTERM() async throws {
         let pedometer = try SimulatedPedometer()
         let db = tempDBPath("run")
         let cfg = try write("""
@@ -43,13 +43,13 @@ import Testing
             name = "Test pedometer"
             """)
         let child = try Child(["run", "--config", cfg, "--db", db])
-        #expect(eventually { child.stderr.contains("opening it") }, "\(child.stderr)")
+        #expect(await eventually { child.stderr.contains("opening it") }, "\(child.stderr)")
         pedometer.start(interval: .milliseconds(20))
         let store = try HealthStore(path: db)
-        #expect(eventually { ((try? store.count(SampleQuery(type: .stepCount))) ?? 0) >= 5 }, "\(child.stderr)")
+        #expect(await eventually { ((try? store.count(SampleQuery(type: .stepCount))) ?? 0) >= 5 }, "\(child.stderr)")
         pedometer.stop()
         child.signal(SIGTERM)
-        #expect(child.wait() == 0, "\(child.stderr)")
+        #expect(await offThread { child.wait() } == 0, "\(child.stderr)")
         let last = child.stderr.split(separator: "\n").last { $0.contains("stopped:") }
         #expect(last?.contains(" 0 waiting, 0 dropped") == true, "\(child.stderr)")
         #expect(try store.count(SampleQuery(type: .stepCount)) >= 5)

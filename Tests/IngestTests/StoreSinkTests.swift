@@ -11,7 +11,7 @@ import Testing
         return dir.appendingPathComponent("health.sqlite").path
     }
 
-    @Test func writesTheRowsSaveWouldWrite() throws {
+    @Test func writesTheRowsSaveWouldWrite() async throws {
         let store = try HealthStore(path: tempPath())
         let slots = SlotTable()
         let hr = try slots.slot(for: .heartRate)
@@ -27,7 +27,7 @@ import Testing
         ring.push(a)
         ring.push(SampleRecord(typeSlot: steps, value: 12, start: 1_790_000_000, end: 1_790_000_060, sourceSlot: src))
         p.start()
-        let final = p.stop()
+        let final = await offThread { p.stop() }
         #expect(final.committed == 2)
 
         let hrs = try store.samples(SampleQuery(type: .heartRate))
@@ -46,7 +46,7 @@ import Testing
         #expect(st.first?.metadata.sensorContact == nil)
     }
 
-    @Test func idsGrowWithinAndAcrossBatches() throws {
+    @Test func idsGrowWithinAndAcrossBatches() async throws {
         let store = try HealthStore(path: tempPath())
         let slots = SlotTable()
         let hr = try slots.slot(for: .heartRate)
@@ -68,7 +68,7 @@ import Testing
         #expect(ids == ids.sorted())
     }
 
-    @Test func aFullDiskStallsTheWriterAndSpaceReturningResumesIt() throws {
+    @Test func aFullDiskStallsTheWriterAndSpaceReturningResumesIt() async throws {
         let store = try HealthStore(path: tempPath())
         let slots = SlotTable()
         let hr = try slots.slot(for: .heartRate)
@@ -85,12 +85,12 @@ import Testing
         p.start()
         let ring = try p.makeRing(name: "t")
         for i in 0..<2_000 { ring.push(SampleRecord(typeSlot: hr, value: 60, start: Double(i), end: Double(i), sourceSlot: src, tag: UInt64(i))) }
-        #expect(eventually { p.stats.stalledBy != nil })
+        #expect(await eventually { p.stats.stalledBy != nil })
         let stalled = p.stats
         #expect(stalled.stalledBy?.contains("disk full") == true, "\(stalled)")
         #expect(stalled.dropped == 0)
         try store.withConnection { try $0.execute("PRAGMA max_page_count = 1073741823") }
-        let final = p.stop()
+        let final = await offThread { p.stop() }
         #expect(final.committed == 2_000 && final.dropped == 0 && final.stalledBy == nil)
         #expect(try store.count(SampleQuery(type: .heartRate)) == 2_000)
         let ok = try store.withConnection { db -> String? in

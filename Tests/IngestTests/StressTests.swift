@@ -35,7 +35,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        let final = p.stop(timeout: .seconds(60))
+        let final = await offThread { p.stop(timeout: .seconds(60)) }
         print("stress \(policy): \(final)")
         let committed = sink.committed
         let committedSet = Set(committed)

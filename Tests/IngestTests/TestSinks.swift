@@ -45,10 +45,20 @@ final class RecordingSink: SampleSink, @unchecked Sendable {
 }
 
 /// Polls `condition` (no timing assertion: only a generous upper bound so a bug cannot hang CI).
-func eventually(_ condition: () -> Bool) -> Bool {
+/// Sleeps with `Task.sleep`, so it never holds one of the cooperative pool's few threads that
+/// other suites' async tests need.
+func eventually(_ condition: () -> Bool) async -> Bool {
     for _ in 0..<3_000 {
         if condition() { return true }
-        usleep(10_000)
+        try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+}
+
+/// Runs a blocking call (a pipeline stop, a child's exit, a spinning consumer) on a thread of
+/// its own, so the test does not block a cooperative-pool thread while it waits.
+func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { c in
+        Thread { c.resume(returning: body()) }.start()
+    }
 }
