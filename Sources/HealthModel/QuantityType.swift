@@ -1,3 +1,4 @@
+import Synchronization
 /// How samples of a type combine into statistics (HKQuantityAggregationStyle).
 public enum AggregationStyle: String, Sendable, Hashable, Codable, CaseIterable {
     /// Values add up over time (steps, energy): only `cumulativeSum` applies.
@@ -40,7 +41,7 @@ public struct QuantityType: Sendable, Hashable, Codable, CustomStringConvertible
     /// The canonical unit, parsed.
     public var canonicalUnit: HealthUnit {
         // Built-in and registered types are checked on registration, so this cannot fail for them.
-        (try? HealthUnit(canonicalUnitString)) ?? .count
+        ParsedUnits.unit(canonicalUnitString)
     }
 
     public var description: String { identifier }
@@ -106,4 +107,18 @@ public struct QuantityTypeRegistry: Sendable {
 
     /// Every registered type, sorted by identifier.
     public var all: [QuantityType] { byIdentifier.values.sorted { $0.identifier < $1.identifier } }
+}
+
+/// Parsed canonical units, by string: parsing a unit string costs far more than a locked
+/// dictionary lookup, and stores and encoders ask for a type's unit once per sample.
+enum ParsedUnits {
+    private static let cache = Mutex<[String: HealthUnit]>([:])
+
+    /// The parsed unit for `string` (`count` if it does not parse; registered types are checked).
+    static func unit(_ string: String) -> HealthUnit {
+        if let u = cache.withLock({ $0[string] }) { return u }
+        let u = (try? HealthUnit(string)) ?? .count
+        cache.withLock { $0[string] = u }
+        return u
+    }
 }
