@@ -28,7 +28,7 @@ public final class HealthStore: @unchecked Sendable {
     private let db: Connection
     private var typeIDs: [String: Int64] = [:]
     private var typesByID: [Int64: QuantityType] = [:]
-    private var sourceIDs: [String: Int64] = [:]
+    private var sourceIDs: [String: (Int64, Source)] = [:]
     private var deviceIDs: [Device: Int64] = [:]
 
     /// Opens the store at `path`, creating the file (mode 0600) and its directories if needed,
@@ -118,8 +118,9 @@ public final class HealthStore: @unchecked Sendable {
     public func save(_ samples: [QuantitySample], state: [String: Data] = [:]) throws -> SaveSummary {
         try write { w in
             var summary = SaveSummary()
+            let statements = try w.statements()
             for s in samples {
-                summary.add(try w.insert(s))
+                summary.add(try w.insert(s, using: statements))
             }
             let now = Date()
             for (k, v) in state { try w.setState(k, v, at: now) }
@@ -152,7 +153,7 @@ public final class HealthStore: @unchecked Sendable {
             let (whereSQL, args) = try self.whereClause(query)
             var sql = "DELETE FROM samples WHERE id IN (SELECT s.id FROM samples s WHERE \(whereSQL)"
             sql += " ORDER BY \(query.orderBy)"
-            if let limit = query.limit { sql += " LIMIT \(limit)" }
+            if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
             sql += ")"
             let del = try w.connection.prepare(sql, cached: false)
             del.bind(all: args)
@@ -177,7 +178,8 @@ public final class HealthStore: @unchecked Sendable {
 
     /// The row id of `source`, creating it (with its default priority) on first sight.
     func sourceID(_ source: Source) throws -> Int64 {
-        if let id = sourceIDs[source.identifier] { return id }
+        if let (id, known) = sourceIDs[source.identifier], known.name == source.name,
+           source.version == nil || known.version == source.version { return id }
         let find = try db.prepare("SELECT id, name, version FROM sources WHERE identifier = ?")
         find.bind(1, source.identifier)
         if try find.step() {
@@ -189,7 +191,7 @@ public final class HealthStore: @unchecked Sendable {
                 upd.bind(1, source.name); upd.bind(2, source.version); upd.bind(3, id)
                 try upd.run()
             }
-            sourceIDs[source.identifier] = id
+            sourceIDs[source.identifier] = (id, source)
             return id
         }
         find.reset()
@@ -216,7 +218,7 @@ public final class HealthStore: @unchecked Sendable {
         ins.bind(4, tier); ins.bind(5, rank!); ins.bind(6, Date().timeIntervalSince1970)
         try ins.run()
         let id = db.lastInsertRowID
-        sourceIDs[source.identifier] = id
+        sourceIDs[source.identifier] = (id, source)
         return id
     }
 

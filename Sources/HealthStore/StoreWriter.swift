@@ -28,35 +28,52 @@ package struct StoreWriter {
 
     /// Inserts one sample, applying the sync-identifier rules.
     package func insert(_ s: QuantitySample) throws -> SaveOutcome {
+        try insert(s, using: try statements())
+    }
+
+    /// The statements ``insert(_:using:)`` runs, prepared once for a whole batch.
+    package struct InsertStatements {
+        let insert: Statement
+        let findSync: Statement
+        let deleteByID: Statement
+    }
+
+    /// Prepares (or takes from the cache) the statements a batch of inserts needs.
+    package func statements() throws -> InsertStatements {
         let db = connection
+        return InsertStatements(insert: try db.prepare(Self.insertSQL),
+                                findSync: try db.prepare("SELECT id, sync_version FROM samples WHERE sync_identifier = ?"),
+                                deleteByID: try db.prepare("DELETE FROM samples WHERE id = ?"))
+    }
+
+    /// Inserts one sample with statements prepared by ``statements()``.
+    package func insert(_ s: QuantitySample, using st: InsertStatements) throws -> SaveOutcome {
         var outcome = SaveOutcome.inserted
         if let sync = s.metadata.syncIdentifier {
             let version = s.metadata.syncVersion ?? 0
-            let find = try db.prepare("SELECT id, sync_version FROM samples WHERE sync_identifier = ?")
+            let find = st.findSync
             find.bind(1, sync)
             if try find.step() {
                 let id = find.int64(0), old = find.optionalInt(1) ?? 0
                 find.reset()
                 guard version > old else { return .ignored }
-                let del = try db.prepare("DELETE FROM samples WHERE id = ?")   // trigger writes the tombstone
-                del.bind(1, id)
-                try del.run()
+                st.deleteByID.bind(1, id)   // the trigger writes the tombstone
+                try st.deleteByID.run()
                 outcome = .replaced
             } else {
                 find.reset()
             }
         }
-        let ins = try db.prepare(Self.insertSQL)
-        try bindSample(ins, s)
-        try ins.run()
-        return db.changes == 0 ? .duplicate : outcome
+        try bindSample(st.insert, s)
+        try st.insert.run()
+        return connection.changes == 0 ? .duplicate : outcome
     }
 
     /// Binds all 15 columns of ``insertSQL`` for `s`.
     package func bindSample(_ ins: Statement, _ s: QuantitySample) throws {
         ins.bind(1, s.uuid)
         ins.bind(2, try typeID(s.type))
-        ins.bind(3, s.canonicalValue)
+        ins.bind(3, s.canonicalValue)   // canonicalUnit is a cached lookup (HealthModel)
         ins.bind(4, s.startDate.timeIntervalSince1970)
         ins.bind(5, s.endDate.timeIntervalSince1970)
         ins.bind(6, try sourceID(s.source))

@@ -86,4 +86,14 @@ struct SaveLoadTests {
         try tmp.store.setState("pedometer/A/counter", nil)
         #expect(try tmp.store.state("pedometer/A/counter") == nil)
     }
+
+    @Test("a source renamed under the same identifier is one source with the new name")
+    func sourceRename() throws {
+        let tmp = try TempStore()
+        try tmp.store.save([try sample(.stepCount, 1, from: 0, to: 1, source: Source(name: "Old", identifier: "com.x"))])
+        try tmp.store.save([try sample(.stepCount, 1, from: 2, to: 3, source: Source(name: "New", identifier: "com.x", version: "2"))])
+        let list = try tmp.store.sources()
+        #expect(list.map(\.source) == [Source(name: "New", identifier: "com.x", version: "2")])
+        #expect(list.first?.sampleCount == 2)
+    }
 }

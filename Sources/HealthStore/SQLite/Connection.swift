@@ -74,7 +74,7 @@ package final class Connection: @unchecked Sendable {
             try FileManager.default.createDirectory(
                 atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw StoreError.cannotOpen(path: path, reason: "cannot create directory \(dir): \(error.localizedDescription)",
+            throw StoreError.cannotOpen(path: path, reason: "cannot create directory \(dir) (\(error.localizedDescription.trimmingCharacters(in: CharacterSet(charactersIn: "."))))",
                                         code: SQLITE_CANTOPEN)
         }
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)

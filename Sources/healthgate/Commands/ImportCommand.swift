@@ -48,7 +48,8 @@ struct ImportCommand: ParsableCommand {
                     text = try String(contentsOfFile: jsonl, encoding: .utf8)
                 }
             } catch {
-                throw CLIFailure("cannot read \(jsonl): \(error.localizedDescription); check the path.", code: .noInput)
+                throw CLIFailure("cannot read \(jsonl) (\(error.localizedDescription.trimmingCharacters(in: CharacterSet(charactersIn: ".")))); check the path.",
+                                 code: .noInput)
             }
             let db = try store.open()
             var pending: [QuantitySample] = []
