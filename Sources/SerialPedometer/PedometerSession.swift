@@ -40,10 +40,14 @@ public struct PedometerSession: Sendable {
         return out
     }
 
-    /// Flushes a final unterminated line (the device went away mid-line).
+    /// Ends the stream (the device went away, or reading stopped): flushes a final unterminated
+    /// line and settles a reading the counter was holding back (``StepCounter/finish()``).
     public mutating func finish(receivedAt: Date) -> [SessionEvent] {
         var out: [SessionEvent] = []
         if let framed = framer.finish() { handle(framed, receivedAt: receivedAt, into: &out) }
+        let settled = counter.finish()
+        out += settled.events.map(SessionEvent.counter)
+        out += settled.samples.map(SessionEvent.sample)
         return out
     }
 

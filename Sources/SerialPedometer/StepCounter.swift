@@ -67,6 +67,15 @@ public struct CounterState: Sendable, Hashable, Codable {
         public var resets = 0
         public var implausible = 0
         public var longGaps = 0
+        public var glitches = 0
+    }
+
+    /// A reading held back for one more reading because it may be a glitch (a corrupt number):
+    /// an unexplained decrease (``Kind/reset``) or an implausible jump (``Kind/jump``).
+    public struct Suspect: Sendable, Hashable, Codable {
+        public enum Kind: String, Sendable, Hashable, Codable { case reset, jump }
+        public var kind: Kind
+        public var reading: Baseline
     }
 
     /// The cumulative counter's baseline, nil before the first reading.
@@ -78,6 +87,8 @@ public struct CounterState: Sendable, Hashable, Codable {
     public var segment: UInt64 = 0
     /// Running totals.
     public var tally = Tally()
+    /// A reading held back until the next one tells whether it was real (see ``Suspect``).
+    public var suspect: Suspect?
     /// The most recent earlier `boot` ids (newest last, at most 8): a reading from a past boot
     /// is a stale resend, dropped as out of order rather than taken for a new reset.
     public var pastBoots: [String] = []
@@ -116,6 +127,11 @@ public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
     /// The clock went backwards (receipt time, or a trusted device clock): the sample was
     /// emitted with zero length at the new time and flagged.
     case clockWentBack(seconds: Double)
+    /// A reading was held back (an unexplained decrease, or an implausible jump) until the next
+    /// reading shows whether it was real.
+    case held(count: UInt64, reason: String)
+    /// A held reading was a glitch (the next reading continued from the baseline): dropped.
+    case glitch(count: UInt64)
 
     /// A short machine-readable code.
     public var code: String {
@@ -129,6 +145,8 @@ public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
         case .implausible: "implausible"
         case .longGap: "long-gap"
         case .clockWentBack: "clock-went-back"
+        case .held: "held"
+        case .glitch: "glitch"
         }
     }
 
@@ -143,6 +161,8 @@ public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
         case .implausible(let s, let sec): "implausible: \(s) steps in \(String(format: "%.3g", sec)) s; re-baselined"
         case .longGap(let s): "gap of \(Int(s)) s: one sample, timing uncertain"
         case .clockWentBack(let s): "clock went back \(String(format: "%.3g", s)) s"
+        case .held(let c, let why): "holding \(c) (\(why)) until the next reading confirms it"
+        case .glitch(let c): "\(c) was a glitch (the next reading continued the count): dropped"
         }
     }
 }
@@ -213,8 +233,14 @@ public struct StepCounter: Sendable {
     private func span(from b: CounterState.Baseline, to r: PedometerReading, receivedAt: Double)
         -> (start: Double, end: Double, deviceBase: Bool)
     {
-        if configuration.trustDeviceTime, let t = r.deviceTime, let pt = b.deviceTime { return (pt, t, true) }
-        if configuration.trustDeviceTime, let t = r.deviceTime { return (b.receivedAt, t, false) }
+        span(from: b, deviceTime: r.deviceTime, receivedAt: receivedAt)
+    }
+
+    private func span(from b: CounterState.Baseline, deviceTime: Double?, receivedAt: Double)
+        -> (start: Double, end: Double, deviceBase: Bool)
+    {
+        if configuration.trustDeviceTime, let t = deviceTime, let pt = b.deviceTime { return (pt, t, true) }
+        if configuration.trustDeviceTime, let t = deviceTime { return (b.receivedAt, t, false) }
         return (b.receivedAt, receivedAt, false)
     }
 
@@ -230,6 +256,79 @@ public struct StepCounter: Sendable {
 
     // MARK: cumulative
 
+    /// Settles a held reading at the end of a stream (unplug, stop): an unexplained decrease is
+    /// taken as a reset, an implausible jump as a new baseline. Call it before persisting the
+    /// state at the end of a session.
+    public mutating func finish() -> CounterOutput {
+        var out = CounterOutput()
+        if let s = state.suspect, let b = state.baseline {
+            state.suspect = nil
+            confirm(s, over: b, into: &out)
+        }
+        return out
+    }
+
+    /// Whether `delta` steps between `b` and a reading (device time `t`, receipt `now`) is
+    /// within the rate cap: device time when trusted, else receipt time over the minimum window.
+    private func plausible(_ delta: UInt64, from b: CounterState.Baseline, deviceTime t: Double?, receivedAt now: Double) -> Bool {
+        let (start, end, deviceBase) = span(from: b, deviceTime: t, receivedAt: now)
+        let seconds = deviceBase && end > start ? end - start : max(now - b.receivedAt, configuration.minimumRateWindow)
+        return Double(delta) <= configuration.maxStepsPerSecond * seconds
+    }
+
+    private func rateSeconds(from b: CounterState.Baseline, deviceTime t: Double?, receivedAt now: Double) -> Double {
+        let (start, end, deviceBase) = span(from: b, deviceTime: t, receivedAt: now)
+        return deviceBase && end > start ? end - start : max(now - b.receivedAt, configuration.minimumRateWindow)
+    }
+
+    /// Takes a held reading as real: a reset (its count is the steps since) or a new baseline.
+    private mutating func confirm(_ s: CounterState.Suspect, over b: CounterState.Baseline, into out: inout CounterOutput) {
+        let r = s.reading
+        state.segment += 1
+        switch s.kind {
+        case .jump:
+            state.tally.implausible += 1
+            state.baseline = r
+            out.events.append(.implausible(steps: r.count &- b.count, seconds: rateSeconds(from: b, deviceTime: r.deviceTime, receivedAt: r.receivedAt)))
+            out.events.append(.baseline(.implausible, count: r.count))
+        case .reset:
+            state.tally.resets += 1
+            out.events.append(.reset(certain: false))
+            guard r.count > 0 else { state.baseline = r; return }
+            guard plausible(r.count, from: b, deviceTime: r.deviceTime, receivedAt: r.receivedAt) else {
+                state.tally.implausible += 1
+                state.baseline = r
+                out.events.append(.implausible(steps: r.count, seconds: rateSeconds(from: b, deviceTime: r.deviceTime, receivedAt: r.receivedAt)))
+                out.events.append(.baseline(.implausible, count: r.count))
+                return
+            }
+            emit(r.count, from: b, to: r, into: &out)
+        }
+    }
+
+    /// Emits `delta` steps over [b, next] and makes `next` the baseline.
+    private mutating func emit(_ delta: UInt64, from b: CounterState.Baseline, to next: CounterState.Baseline,
+                               into out: inout CounterOutput) {
+        var (start, end, _) = span(from: b, deviceTime: next.deviceTime, receivedAt: next.receivedAt)
+        var uncertain = false
+        if end < start {
+            out.events.append(.clockWentBack(seconds: start - end))
+            start = end
+            uncertain = true
+        } else if end - start > configuration.longGap {
+            state.tally.longGaps += 1
+            out.events.append(.longGap(seconds: end - start))
+            uncertain = true
+        }
+        let id = "serial:\(configuration.deviceID):\(state.segment):\(next.boot ?? b.boot ?? "-"):\(key(b))-\(key(next)):\(b.count)-\(next.count)"
+        out.samples.append(StepInterval(steps: delta, start: Date(timeIntervalSince1970: start),
+                                        end: Date(timeIntervalSince1970: end), syncIdentifier: id,
+                                        timingUncertain: uncertain))
+        state.tally.steps += delta
+        state.tally.samples += 1
+        state.baseline = next
+    }
+
     private mutating func processCumulative(_ c: UInt64, _ r: PedometerReading, _ now: Double) -> CounterOutput {
         var out = CounterOutput()
         guard let b = state.baseline else {
@@ -244,13 +343,10 @@ public struct StepCounter: Sendable {
             return out
         }
         let bootChanged = r.boot != nil && b.boot != nil && r.boot != b.boot
-        if bootChanged, let old = b.boot {
-            state.pastBoots.append(old)
-            if state.pastBoots.count > 8 { state.pastBoots.removeFirst(state.pastBoots.count - 8) }
-        }
         var seqRestarted = false
+        var gap: UInt64 = 0
         if !bootChanged {
-            let (o, gap) = order(r, count: c, after: b)
+            let (o, g) = order(r, count: c, after: b)
             switch o {
             case .duplicate:
                 state.tally.duplicates += 1
@@ -263,17 +359,48 @@ public struct StepCounter: Sendable {
             case .restarted:
                 seqRestarted = r.seq != nil && b.seq != nil
             case .fresh:
-                if gap > 0 {
-                    state.tally.seqGaps += 1
-                    state.tally.missingLines += gap
-                    out.events.append(.seqGap(missing: gap))
-                }
+                gap = g
             }
         }
 
+        // A held reading is settled by this one: continuing from the baseline makes it a glitch,
+        // continuing from it makes it real; a boot change or restart settles it as real first.
+        if let s = state.suspect {
+            state.suspect = nil
+            let sr = s.reading
+            if bootChanged || seqRestarted {
+                confirm(s, over: b, into: &out)
+                let rest = processCumulative(c, r, now)
+                return CounterOutput(samples: out.samples + rest.samples, events: out.events + rest.events)
+            }
+            if c >= b.count, plausible(c - b.count, from: b, deviceTime: r.deviceTime, receivedAt: now) {
+                state.tally.glitches += 1
+                out.events.append(.glitch(count: sr.count))
+            } else if c >= sr.count, plausible(c - sr.count, from: sr, deviceTime: r.deviceTime, receivedAt: now) {
+                confirm(s, over: b, into: &out)
+                let rest = processCumulative(c, r, now)
+                return CounterOutput(samples: out.samples + rest.samples, events: out.events + rest.events)
+            } else {
+                state.tally.glitches += 1
+                out.events.append(.glitch(count: sr.count))
+            }
+        }
+
+        if bootChanged, let old = b.boot {
+            state.pastBoots.append(old)
+            if state.pastBoots.count > 8 { state.pastBoots.removeFirst(state.pastBoots.count - 8) }
+        }
+        if gap > 0 {
+            state.tally.seqGaps += 1
+            state.tally.missingLines += gap
+            out.events.append(.seqGap(missing: gap))
+        }
+
+        let next = baseline(c, r, now)
+        let certain = bootChanged || seqRestarted
         // How many steps since the baseline, and why.
         var delta: UInt64
-        if bootChanged || seqRestarted {
+        if certain {
             delta = c
             state.tally.resets += 1
             state.segment += 1
@@ -285,45 +412,31 @@ public struct StepCounter: Sendable {
             state.tally.wraps += 1
             out.events.append(.wrap(bits: bits))
         } else {
-            delta = c
-            state.tally.resets += 1
-            state.segment += 1
-            out.events.append(.reset(certain: false))
+            // An unexplained decrease: a reset, or a corrupt number. The next reading decides.
+            state.suspect = CounterState.Suspect(kind: .reset, reading: next)
+            out.events.append(.held(count: c, reason: "the count went down from \(b.count)"))
+            return out
         }
 
-        var (start, end, deviceBase) = span(from: b, to: r, receivedAt: now)
         if delta == 0 {
-            state.baseline = baseline(c, r, now)  // keep the count; move the time forward
+            state.baseline = next  // keep the count; move the time forward
             return out
         }
-        // Plausibility: device time when trusted, else receipt time over a minimum window.
-        let seconds = deviceBase && end > start ? end - start : max(now - b.receivedAt, configuration.minimumRateWindow)
-        if Double(delta) > configuration.maxStepsPerSecond * seconds {
-            state.tally.implausible += 1
-            state.baseline = baseline(c, r, now)
-            state.segment += 1
-            out.events.append(.implausible(steps: delta, seconds: seconds))
-            out.events.append(.baseline(.implausible, count: c))
+        guard plausible(delta, from: b, deviceTime: r.deviceTime, receivedAt: now) else {
+            let seconds = rateSeconds(from: b, deviceTime: r.deviceTime, receivedAt: now)
+            if certain {
+                state.tally.implausible += 1
+                state.baseline = next
+                state.segment += 1
+                out.events.append(.implausible(steps: delta, seconds: seconds))
+                out.events.append(.baseline(.implausible, count: c))
+            } else {
+                state.suspect = CounterState.Suspect(kind: .jump, reading: next)
+                out.events.append(.held(count: c, reason: "\(delta) steps in \(String(format: "%.3g", seconds)) s is above the rate cap"))
+            }
             return out
         }
-        var uncertain = false
-        if end < start {
-            out.events.append(.clockWentBack(seconds: start - end))
-            start = end
-            uncertain = true
-        } else if end - start > configuration.longGap {
-            state.tally.longGaps += 1
-            out.events.append(.longGap(seconds: end - start))
-            uncertain = true
-        }
-        let next = baseline(c, r, now)
-        let id = "serial:\(configuration.deviceID):\(state.segment):\(r.boot ?? b.boot ?? "-"):\(key(b))-\(key(next)):\(b.count)-\(c)"
-        out.samples.append(StepInterval(steps: delta, start: Date(timeIntervalSince1970: start),
-                                        end: Date(timeIntervalSince1970: end), syncIdentifier: id,
-                                        timingUncertain: uncertain))
-        state.tally.steps += delta
-        state.tally.samples += 1
-        state.baseline = next
+        emit(delta, from: b, to: next, into: &out)
         return out
     }
 

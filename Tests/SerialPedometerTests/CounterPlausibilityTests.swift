@@ -34,8 +34,44 @@ import Testing
         var fast = CounterRun(CounterRun.config(trust: true))
         fast.feed(PedometerReading(steps: 0, deviceTime: 1000), at: 0)
         fast.feed(PedometerReading(steps: 200, deviceTime: 1002), at: 300)
+        fast.finish()
         #expect(fast.samples.isEmpty)
         #expect(fast.count("implausible") == 1)
+    }
+
+    @Test func aCorruptLowNumberIsAGlitchNotAReset() {
+        // "steps:12" cut from "steps:1234", or a flipped digit: held, then the next reading
+        // continues from 1230, so it was a glitch and the count stays exact.
+        var run = CounterRun(CounterRun.config())
+        run.feed(counts: [1220, 1230, 12, 1240, 1245], from: 0)
+        #expect(run.total == 25)
+        #expect(run.count("glitch") == 1)
+        #expect(run.count("reset") == 0)
+    }
+
+    @Test func aCorruptHighNumberIsAGlitchAndNoStepsAreLost() {
+        var run = CounterRun(CounterRun.config())
+        run.feed(counts: [1220, 1230, 99_999, 1240, 1245], from: 0)
+        #expect(run.total == 25)
+        #expect(run.count("glitch") == 1)
+        #expect(run.count("implausible") == 0)
+    }
+
+    @Test func aHeldDecreaseThatTheNextReadingContinuesIsAReset() {
+        var run = CounterRun(CounterRun.config())
+        run.feed(counts: [1220, 1230, 4, 9], from: 0)
+        #expect(run.samples.map(\.steps) == [10, 4, 5])
+        #expect(run.events.contains(.reset(certain: false)))
+        #expect(run.count("glitch") == 0)
+    }
+
+    @Test func aHeldReadingSurvivesARestartInTheState() throws {
+        var run = CounterRun(CounterRun.config())
+        run.feed(counts: [1220, 1230, 4], from: 0)
+        let saved = try JSONEncoder().encode(run.counter.state)
+        var restarted = CounterRun(CounterRun.config(), state: try JSONDecoder().decode(CounterState.self, from: saved))
+        restarted.feed(PedometerReading(steps: 9), at: 3)
+        #expect((run.samples + restarted.samples).map(\.steps) == [10, 4, 5])
     }
 
     @Test func longGapIsOneFlaggedSample() {

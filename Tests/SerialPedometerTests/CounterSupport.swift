@@ -30,6 +30,13 @@ struct CounterRun {
         }
     }
 
+    /// Ends the stream: settles a held reading.
+    mutating func finish() {
+        let out = counter.finish()
+        samples += out.samples
+        events += out.events
+    }
+
     var total: UInt64 { samples.reduce(0) { $0 + $1.steps } }
     func count(_ code: String) -> Int { events.filter { $0.code == code }.count }
 }

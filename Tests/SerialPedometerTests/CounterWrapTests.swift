@@ -27,6 +27,7 @@ import Testing
     @Test func aDecreaseFarFromTheTopIsAResetEvenWithAWidth() {
         var run = CounterRun(CounterRun.config(bits: 16))
         run.feed(counts: [30000, 30010, 3], from: 0)
+        run.finish()  // the stream ends on the decrease: it is settled as a reset
         #expect(run.samples.map(\.steps) == [10, 3])
         #expect(run.count("wrap") == 0)
         #expect(run.events.contains(.reset(certain: false)))
@@ -35,6 +36,7 @@ import Testing
     @Test func valuesThatDoNotFitTheWidthAreNeverAWrap() {
         var run = CounterRun(CounterRun.config(bits: 16))
         run.feed(counts: [70000, 70002, 2], from: 0)
+        run.finish()
         #expect(run.count("wrap") == 0)
         #expect(run.samples.map(\.steps) == [2, 2])
     }
@@ -45,6 +47,7 @@ import Testing
         var run = CounterRun(CounterRun.config(bits: 16))
         run.feed(counts: [25536 + 24000, 25536 + 24001], from: 0)
         run.feed(PedometerReading(steps: 10), at: 2)
+        run.finish()
         #expect(run.count("wrap") == 0)
         #expect(run.samples.last?.steps == 10)
     }
