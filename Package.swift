@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Ingest", "HealthModel", "HealthStore", "GATT", "SerialPedometer",
+                "Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -34,6 +34,7 @@ struct HealthGate: AsyncParsableCommand {
 
             // Ingestion daemon, demo, replay, bench (issue 6)
             RunCommand.self,
+            DemoCommand.self,
 
             // Change feed and observation (issue 7)
             ChangesCommand.self,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BluetoothLinux
 import Foundation
 import Gateway
 import GATT
@@ -55,9 +56,19 @@ struct RunCommand: ParsableCommand {
             do { db = try HealthStore(path: path) } catch let e as StoreError { throw storeFailure(e) }
             let runtime = try GatewayRuntime(store: db, configuration: cfg.ingest, logger: logger)
 
-            let sources: [any IngestSource] = []
-            if !cfg.straps.isEmpty {
-                logger.warning("\(cfg.straps.count) strap(s) configured, but this build cannot connect straps yet (the heart-rate decoder has not landed); ingesting pedometers only")
+            let adapterChoice = try adapter.map { name -> Adapter in
+                do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }
+            }
+            let connector = kernelConnector(adapter: adapterChoice)
+            var sources: [any IngestSource] = []
+            for s in cfg.straps {
+                guard let address = BluetoothAddress(s.address) else { continue }
+                let target = StrapTarget(address: address, addressType: s.addressType == "random" ? .random : .public, name: s.name)
+                sources.append(StrapSource(name: "strap \(target)", localIdentifier: target.localIdentifier, alias: s.name) { stop in
+                    let cancel = BluetoothLinux.StopSignal()
+                    stop.onRaise { cancel.trigger() }
+                    return try connector(target, cancel)
+                })
             }
             let watcher = PedometerWatcher(rules: cfg.pedometers, runner: runtime.runner, logger: logger)
             logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
