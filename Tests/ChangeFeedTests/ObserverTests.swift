@@ -26,52 +26,48 @@ func numbered(_ seq: Int) throws -> QuantitySample {
     try heartRate(60 + Double(seq % 60), at: Double(seq), metadata: Metadata(user: ["seq": .number(Double(seq))]))
 }
 
-/// Writes batches `range` (1–3 samples each, numbered consecutively from `next`) in one transaction per batch.
-@discardableResult
-func writeBatches(_ store: HealthStore, _ range: Range<Int>, next: inout Int) throws -> [UUID] {
-    var uuids: [UUID] = []
-    for b in range {
-        let n = 1 + b % 3
-        let batch = try (0..<n).map { _ in defer { next += 1 }; return try numbered(next) }
-        try store.save(batch)
-        uuids += batch.map(\.uuid)
+/// Writes batches `range` (1–3 samples each, numbered consecutively from `next`), one
+/// transaction per batch, on a plain thread (thousands of commits must not hold a pool thread).
+/// Returns the UUIDs written and the next number.
+func writeBatches(_ store: HealthStore, _ range: Range<Int>, from next: Int) async throws -> (uuids: [UUID], next: Int) {
+    try await onThread {
+        var n = next
+        var uuids: [UUID] = []
+        for b in range {
+            let batch = try (0..<(1 + b % 3)).map { _ in defer { n += 1 }; return try numbered(n) }
+            try store.save(batch)
+            uuids += batch.map(\.uuid)
+        }
+        return (uuids, n)
     }
-    return uuids
 }
 
 @Suite("Observers across processes: a real `healthgate watch --json` child and a writer in another process",
        .serialized)
 struct ObserverTests {
     @Test("watcher started before the writer (and before the file exists): thousands of batches and deletions, writer restarted, each exactly once")
-    func watcherFirst() throws {
+    func watcherFirst() async throws {
         let db = TempDB()
         let watcher = try Child(["watch", "--json", "--type", "heartRate", "--db", db.path])
-        #expect(watcher.waitForStderr("watching"), "watch did not start: \(watcher.stderr)")
+        #expect(await watcher.waitForStderr("watching"), "watch did not start: \(watcher.stderr)")
 
-        var next = 0
-        var written: [UUID] = []
-        var deleted: [UUID] = []
-        do {
-            let writer = try db.open()
-            written += try writeBatches(writer, 0..<1500, next: &next)
-            // Deletions and sync replacements interleaved with more batches.
-            for k in stride(from: 0, to: 300, by: 10) {
-                try writer.delete(uuids: [written[k]])
-                deleted.append(written[k])
-            }
+        let path = db.path
+        let first = try await writeBatches(try HealthStore(path: path), 0..<1500, from: 0)
+        // Deletions interleaved with more batches, another type, then the writer restarts:
+        // a new connection continues the stream.
+        let deleted = stride(from: 0, to: 300, by: 10).map { first.uuids[$0] }
+        try await onThread {
+            let writer = try HealthStore(path: path)
+            for u in deleted { try writer.delete(uuids: [u]) }
             try writer.save([try steps(10, at: 0)])   // another type: must not appear
         }
-        do {
-            // The writer restarts: a new connection continues the stream.
-            let writer = try db.open()
-            written += try writeBatches(writer, 1500..<3000, next: &next)
-        }
-        let total = next
-        let done = watcher.waitUntil(seconds: 180) { lines in
+        let second = try await writeBatches(try HealthStore(path: path), 1500..<3000, from: first.next)
+        let total = second.next
+        let done = await watcher.waitUntil(seconds: 180) { lines in
             let log = WatchLog(lines)
             return log.seqs.count >= total && log.deleted.count >= deleted.count
         }
-        watcher.stop()
+        await watcher.stop()
         let log = WatchLog(watcher.outputLines)
         #expect(done, "watch saw \(log.seqs.count) of \(total) samples, \(log.deleted.count) of \(deleted.count) deletions")
         #expect(log.seqs == Array(0..<total), "samples missed, duplicated or out of order")
@@ -79,17 +75,14 @@ struct ObserverTests {
     }
 
     @Test("watcher started while a writer is running: --from-start sees everything once; a plain watch sees a contiguous tail")
-    func watcherAfterWriter() throws {
+    func watcherAfterWriter() async throws {
         let db = TempDB()
-        var next = 0
-        let store = try db.open()
-        try writeBatches(store, 0..<300, next: &next)
+        let path = db.path
+        let first = try await writeBatches(try db.open(), 0..<300, from: 0).next
 
         // Keep writing from a background thread while the watchers start.
-        let first = next
         let progress = Progress()
-        let path = db.path
-        let writerThread = Thread {
+        Thread {
             do {
                 let w = try HealthStore(path: path)
                 var n = first
@@ -100,19 +93,18 @@ struct ObserverTests {
                 }
             } catch { progress.fail("\(error)") }
             progress.finish()
-        }
-        writerThread.start()
-        while progress.value < first + 200 && !progress.finished { usleep(5_000) }
+        }.start()
+        while progress.value < first + 200 && !progress.finished { try await Task.sleep(for: .milliseconds(5)) }
 
-        let everything = try Child(["watch", "--json", "--from-start", "--db", db.path])
-        let tail = try Child(["watch", "--json", "--db", db.path])
-        #expect(tail.waitForStderr("watching"))
-        while !progress.finished { usleep(20_000) }
+        let everything = try Child(["watch", "--json", "--from-start", "--db", path])
+        let tail = try Child(["watch", "--json", "--db", path])
+        #expect(await tail.waitForStderr("watching"))
+        while !progress.finished { try await Task.sleep(for: .milliseconds(20)) }
         #expect(progress.error == nil, "\(progress.error ?? "")")
         let total = progress.value
         for child in [everything, tail] {
-            child.waitUntil(seconds: 180) { WatchLog($0).seqs.last == total - 1 }
-            child.stop()
+            await child.waitUntil(seconds: 180) { WatchLog($0).seqs.last == total - 1 }
+            await child.stop()
         }
         let all = WatchLog(everything.outputLines).seqs
         #expect(all == Array(0..<total))
@@ -122,34 +114,31 @@ struct ObserverTests {
     }
 
     @Test("a watcher resumed with --anchor continues exactly after the last batch it printed")
-    func resumeWithAnchor() throws {
+    func resumeWithAnchor() async throws {
         let db = TempDB()
-        var next = 0
         let store = try db.open()
         let w1 = try Child(["watch", "--json", "--db", db.path])
-        #expect(w1.waitForStderr("watching"))
-        try writeBatches(store, 0..<50, next: &next)
-        let firstTotal = next
-        w1.waitUntil { WatchLog($0).seqs.count >= firstTotal }
-        w1.stop()
+        #expect(await w1.waitForStderr("watching"))
+        let firstTotal = try await writeBatches(store, 0..<50, from: 0).next
+        await w1.waitUntil { WatchLog($0).seqs.count >= firstTotal }
+        await w1.stop()
         let log1 = WatchLog(w1.outputLines)
         #expect(log1.seqs == Array(0..<firstTotal))
         // Written while no watcher runs.
-        try writeBatches(store, 50..<100, next: &next)
+        let mid = try await writeBatches(store, 50..<100, from: firstTotal).next
         let anchor = try #require(log1.anchors.last)
         let w2 = try Child(["watch", "--json", "--anchor", anchor, "--db", db.path])
-        try writeBatches(store, 100..<150, next: &next)
-        let total = next
-        w2.waitUntil { WatchLog($0).seqs.last == total - 1 }
-        w2.stop()
+        let total = try await writeBatches(store, 100..<150, from: mid).next
+        await w2.waitUntil { WatchLog($0).seqs.last == total - 1 }
+        await w2.stop()
         #expect(WatchLog(w2.outputLines).seqs == Array(firstTotal..<total))
     }
 
     @Test("writers in other processes (two `healthgate import` runs) are seen by a watching child")
-    func importWriterProcesses() throws {
+    func importWriterProcesses() async throws {
         let db = TempDB()
         let watcher = try Child(["watch", "--json", "--type", "heartRate", "--db", db.path])
-        #expect(watcher.waitForStderr("watching"))
+        #expect(await watcher.waitForStderr("watching"))
         var seq = 0
         for run in 0..<2 {
             var text = ""
@@ -162,18 +151,18 @@ struct ObserverTests {
             }
             let file = db.dir.appendingPathComponent("run\(run).jsonl")
             try text.write(to: file, atomically: true, encoding: .utf8)
-            let r = try CLI.run(["import", "--jsonl", file.path, "--batch", "50", "--db", db.path])
+            let r = try await CLI.run(["import", "--jsonl", file.path, "--batch", "50", "--db", db.path])
             #expect(r.status == 0, "\(r.stderr)")
         }
         // (Numbered from 1000: the importer reads a bare 0 or 1 as a boolean on Linux.)
         let total = seq
-        watcher.waitUntil { WatchLog($0).seqs.count >= total }
-        watcher.stop()
+        await watcher.waitUntil { WatchLog($0).seqs.count >= total }
+        await watcher.stop()
         #expect(WatchLog(watcher.outputLines).seqs == Array(1000..<(1000 + total)))
     }
 
     @Test("benchmark (printed, not asserted): commit-to-observer latency across two connections")
-    func latencyBenchmark() throws {
+    func latencyBenchmark() async throws {
         let db = TempDB()
         let writer = try db.open()
         let path = db.path
@@ -194,19 +183,22 @@ struct ObserverTests {
             } catch { seen.fail("\(error)") }
         }
         observerThread.start()
-        // Baseline measured in the same run: one anchored query that finds nothing.
-        let anchor = try writer.currentAnchor()
-        let q0 = Date()
-        for _ in 0..<50 { _ = try writer.changes(types: [.heartRate], since: anchor) }
-        let queryCost = Date().timeIntervalSince(q0) / 50 * 1000
         let n = 60
-        for k in 0..<n {
-            try writer.save([try numbered(k)])
-            times.committed(k, at: Date())
-            Thread.sleep(forTimeInterval: 0.007 * Double(k % 7))   // commits at varying phases of the poll
+        let queryCost = try await onThread { () -> Double in
+            // Baseline measured in the same run: one anchored query that finds nothing.
+            let anchor = try writer.currentAnchor()
+            let q0 = Date()
+            for _ in 0..<50 { _ = try writer.changes(types: [.heartRate], since: anchor) }
+            let cost = Date().timeIntervalSince(q0) / 50 * 1000
+            for k in 0..<n {
+                try writer.save([try numbered(k)])
+                times.committed(k, at: Date())
+                Thread.sleep(forTimeInterval: 0.007 * Double(k % 7))   // commits at varying phases of the poll
+            }
+            return cost
         }
         let deadline = Date().addingTimeInterval(60)
-        while seen.value < n && Date() < deadline && seen.error == nil { usleep(10_000) }
+        while seen.value < n && Date() < deadline && seen.error == nil { try await Task.sleep(for: .milliseconds(10)) }
         seen.finish()
         #expect(seen.error == nil, "\(seen.error ?? "")")
         let latencies = times.latencies().sorted()

@@ -28,10 +28,10 @@ struct SourcesDevicesTests {
         try store.save(samples)
     }
 
-    @Test func sourcesJSONListsDevicesWithCounts() throws {
+    @Test func sourcesJSONListsDevicesWithCounts() async throws {
         let db = TempDB()
         try populate(db)
-        let r = try CLI.run(["sources", "--json", "--db", db.path])
+        let r = try await CLI.run(["sources", "--json", "--db", db.path])
         #expect(r.status == 0, "\(r.stderr)")
         let list = try #require((try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [[String: Any]])
         func devices(_ id: String) -> [[String: Any]] {
@@ -47,18 +47,18 @@ struct SourcesDevicesTests {
         #expect(devices("org.healthgate.serial").first?["kind"] as? String == "serial")
         #expect(devices("com.example.watch").isEmpty)
 
-        let typed = try CLI.run(["sources", "--type", "stepCount", "--json", "--db", db.path])
+        let typed = try await CLI.run(["sources", "--type", "stepCount", "--json", "--db", db.path])
         let tl = try #require((try? JSONSerialization.jsonObject(with: Data(typed.stdout.utf8))) as? [[String: Any]])
         #expect(Set(tl.compactMap { $0["identifier"] as? String }) == ["org.healthgate.serial", "com.example.watch"])
 
-        let human = try CLI.run(["sources", "--db", db.path])
+        let human = try await CLI.run(["sources", "--db", db.path])
         #expect(human.stdout.contains("chest (3)"))
     }
 
-    @Test func devicesShowsBothRegistrations() throws {
+    @Test func devicesShowsBothRegistrations() async throws {
         let db = TempDB()
         try populate(db)
-        let r = try CLI.run(["devices", "--json", "--db", db.path])
+        let r = try await CLI.run(["devices", "--json", "--db", db.path])
         #expect(r.status == 0, "\(r.stderr)")
         let list = try #require((try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [[String: Any]])
         #expect(Set(list.compactMap { $0["localIdentifier"] as? String }) == [strap.localIdentifier!, pedometer.localIdentifier!])

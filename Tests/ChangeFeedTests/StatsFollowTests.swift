@@ -11,7 +11,7 @@ struct StatsFollowTests {
         return a.map { ($0["start"] as? String ?? "?", ($0["sum"] as? NSNumber)?.doubleValue) }
     }
 
-    @Test func bucketReprintedOnlyWhenChanged() throws {
+    @Test func bucketReprintedOnlyWhenChanged() async throws {
         let db = TempDB()
         let store = try db.open()
         // Three hourly buckets from 08:00; 100 steps in the first.
@@ -19,7 +19,7 @@ struct StatsFollowTests {
         let from = ISO8601.string(at(8 * 3600)), to = ISO8601.string(at(11 * 3600))
         let child = try Child(["stats", "--type", "stepCount", "--interval", "1h", "--from", from, "--to", to,
                                "--anchor", from, "--json", "--follow", "--db", db.path])
-        #expect(child.waitUntil { $0.count >= 1 }, "no initial buckets: \(child.stderr)")
+        #expect(await child.waitUntil { $0.count >= 1 }, "no initial buckets: \(child.stderr)")
         let initial = Self.buckets(child.outputLines[0])
         #expect(initial.count == 3)
         #expect(initial.first?.sum == 100)
@@ -28,7 +28,7 @@ struct StatsFollowTests {
         // A sample in the second bucket: that bucket, alone, is printed again.
         let added = try steps(40, at: 9 * 3600 + 60)
         try store.save([added])
-        #expect(child.waitUntil { $0.count >= 2 }, "no update: \(child.stderr)")
+        #expect(await child.waitUntil { $0.count >= 2 }, "no update: \(child.stderr)")
         let update = Self.buckets(child.outputLines[1])
         #expect(update.map(\.start) == [second])
         #expect(update.first?.sum == 40)
@@ -36,14 +36,14 @@ struct StatsFollowTests {
         // Changes that leave every bucket as it is: another type, steps outside the range.
         try store.save([try heartRate(70, at: 9 * 3600)])
         try store.save([try steps(500, at: 20 * 3600)])
-        Thread.sleep(forTimeInterval: 0.5)  // give a wrong reprint a chance to appear (no timing is asserted)
+        try await Task.sleep(for: .milliseconds(500))  // give a wrong reprint a chance to appear (no timing is asserted)
 
         // A deletion changes the second bucket back; then a sample in the third.
         try store.delete(uuids: [added.uuid])
         try store.save([try steps(7, at: 10 * 3600)])
-        #expect(child.waitUntil { lines in lines.dropFirst(2).contains { Self.buckets($0).contains { $0.start == third } } },
+        #expect(await child.waitUntil { lines in lines.dropFirst(2).contains { Self.buckets($0).contains { $0.start == third } } },
                 "the third bucket was never reprinted: \(child.stderr)")
-        child.stop()
+        await child.stop()
         let later = child.outputLines.dropFirst(2).flatMap { Self.buckets($0) }
         // Only the second (back to empty) and the third bucket: nothing for the unchanging writes.
         #expect(later.count == 2 && Set(later.map(\.start)) == [second, third], "\(later)")
@@ -51,9 +51,9 @@ struct StatsFollowTests {
         #expect(later.first { $0.start == second }.map { $0.sum == nil || $0.sum == 0 } == true)
     }
 
-    @Test func followWithoutIntervalIsAUsageError() throws {
+    @Test func followWithoutIntervalIsAUsageError() async throws {
         let db = TempDB()
-        let r = try CLI.run(["stats", "--type", "stepCount", "--follow", "--db", db.path])
+        let r = try await CLI.run(["stats", "--type", "stepCount", "--follow", "--db", db.path])
         #expect(r.status == 64)
         #expect(r.stderr.contains("--follow needs --interval"))
     }

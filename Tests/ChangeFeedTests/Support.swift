@@ -57,14 +57,19 @@ enum CLI {
             .deletingLastPathComponent().appendingPathComponent("healthgate")
     }
 
-    struct Result {
+    struct Result: Sendable {
         var status: Int32
         var stdout: String
         var stderr: String
     }
 
-    /// Runs `healthgate args…` to completion.
-    static func run(_ args: [String], stdin: Data? = nil) throws -> Result {
+    /// Runs `healthgate args…` to completion, waiting on a plain thread (never on one of the
+    /// cooperative pool's two threads, which every suite shares).
+    static func run(_ args: [String], stdin: Data? = nil) async throws -> Result {
+        try await onThread { try runBlocking(args, stdin: stdin) }
+    }
+
+    static func runBlocking(_ args: [String], stdin: Data?) throws -> Result {
         let p = Process()
         p.executableURL = binary
         p.arguments = args
@@ -139,37 +144,44 @@ final class Child: @unchecked Sendable {
     var stderr: String { lock.lock(); defer { lock.unlock() }; return String(decoding: errBuffer, as: UTF8.self) }
 
     /// Polls `condition` every 20 ms until it holds or `seconds` pass (a generous deadline
-    /// for "eventually", never a latency assertion). Returns whether it held.
+    /// for "eventually", never a latency assertion). Returns whether it held. Sleeps with
+    /// `Task.sleep`, so no thread is held while waiting.
     @discardableResult
-    func waitUntil(seconds: Double = 60, _ condition: ([String]) -> Bool) -> Bool {
+    func waitUntil(seconds: Double = 60, _ condition: ([String]) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition(outputLines) { return true }
             if !process.isRunning { return condition(outputLines) }
-            usleep(20_000)
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return condition(outputLines)
     }
 
     /// Waits (generously) until stderr contains `text`.
     @discardableResult
-    func waitForStderr(_ text: String, seconds: Double = 60) -> Bool {
+    func waitForStderr(_ text: String, seconds: Double = 60) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if stderr.contains(text) { return true }
             if !process.isRunning { return stderr.contains(text) }
-            usleep(20_000)
+            try? await Task.sleep(for: .milliseconds(20))
         }
         return false
     }
 
-    /// Stops the child (SIGTERM) and waits for it.
-    func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+    /// Stops the child (SIGTERM) and waits for it on a plain thread.
+    func stop() async {
+        let p = process
+        _ = try? await onThread { () -> Bool in
+            if p.isRunning { p.terminate() }
+            p.waitUntilExit()
+            return true
+        }
     }
 
-    deinit { stop() }
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
 }
 
 final class DataBox: @unchecked Sendable {
@@ -184,4 +196,12 @@ final class DataBox: @unchecked Sendable {
 /// Parses one JSON line into an object.
 func jsonObject(_ line: String) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+}
+
+/// Runs blocking work (child processes, thousands of commits) on a plain thread and awaits it,
+/// so the cooperative pool's threads stay free for other suites' async tests.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
 }
