@@ -10,9 +10,8 @@ public struct RRTicks: Sendable, Hashable, RandomAccessCollection, CustomStringC
     /// The most intervals one measurement stores.
     public static let capacity = 32
 
-    private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                          UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
-        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    // 32 × UInt16 = 64 bytes, inline (a tuple: no heap, trivially copyable).
+    private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
     private var stored: UInt8 = 0
 
     /// No intervals.
