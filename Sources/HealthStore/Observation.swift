@@ -87,13 +87,21 @@ public final class ChangeObserver {
     }
 
     /// Polls every ``interval`` while `shouldContinue()` returns true, delivering changes as
-    /// ``poll(_:)`` does. Returns when `shouldContinue()` is false or on an error.
+    /// ``poll(_:)`` does. A transiently locked database (a busy ``StoreError``, e.g. during WAL
+    /// recovery after a writer crashed — from the feed or from `handler`) is retried on the next
+    /// tick; the anchor has not moved, so the same changes come again. Any other error ends the
+    /// loop and is rethrown. Returns when `shouldContinue()` is false.
     public func run(while shouldContinue: () -> Bool, _ handler: (ChangeSet) throws -> Void) throws {
         let pause = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
         while shouldContinue() {
-            if try !poll(handler) {
-                Thread.sleep(forTimeInterval: pause)
+            let delivered: Bool
+            do {
+                delivered = try poll(handler)
+            } catch let e as StoreError where e.kind == .busy {
+                lastVersion = nil   // look again next tick
+                delivered = false
             }
+            if !delivered { Thread.sleep(forTimeInterval: pause) }
         }
     }
 }
