@@ -144,6 +144,17 @@ public final class StrapConnection: Sendable {
         }
     }
 
+    /// Connects with `connector` (on its own thread: a kernel connect blocks for seconds) and
+    /// opens the connection.
+    public static func connect(_ target: StrapTarget, connector: @escaping StrapConnector, stop: StopSignal,
+                               transactionTimeout: Duration = .seconds(30)) async throws -> StrapConnection {
+        let bearer = try await onThread { try connector(target, stop) }
+        return try await open(target, bearer: bearer, transactionTimeout: transactionTimeout)
+    }
+
+    /// The kernel socket under this connection, when it is one (for its security level).
+    public var kernelSocket: L2CAPSocket? { client.bearer as? L2CAPSocket }
+
     /// Why the link ended, or `nil` while it is up.
     public var endReason: String? { ended.withLock { $0 } }
 

@@ -27,6 +27,10 @@ struct HealthGate: AsyncParsableCommand {
             // Bluetooth LE heart rate (issue 3)
             ScanCommand.self,
             DevicesCommand.self,
+            PairCommand.self,
+            LiveCommand.self,
+            ResetEnergyCommand.self,
+            RecordCommand.self,
 
             // Serial pedometers (issue 5)
             SerialCommand.self,

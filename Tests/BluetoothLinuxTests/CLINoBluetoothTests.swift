@@ -47,6 +47,13 @@ struct CLINoBluetoothTests {
     static let commands: [[String]] = [
         ["scan"],
         ["scan", "--adapter", "hci0", "--timeout", "2", "--all", "--json"],
+        ["pair", "C4:7C:8D:6A:1F:02", "--name", "chest"],
+        ["pair", "F0:F1:F2:F3:F4:F5", "--bond", "--json", "--address-type", "random"],
+        ["live"],
+        ["live", "C4:7C:8D:6A:1F:02", "--json", "--no-store", "--duration", "1"],
+        ["reset-energy", "C4:7C:8D:6A:1F:02"],
+        ["reset-energy", "chest"],
+        ["record", "C4:7C:8D:6A:1F:02", "--out", CLINoBluetoothTests.tmp + "/never-created.jsonl"],
     ]
 
     @Test(.enabled(if: noBluetooth, "this kernel has Bluetooth"), arguments: commands)
@@ -58,6 +65,7 @@ struct CLINoBluetoothTests {
         #expect(r.stderr.hasPrefix("healthgate: This kernel has no Bluetooth support"))
         #expect(r.stderr.contains("modprobe bluetooth"))
         #expect(r.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: Self.tmp + "/never-created.jsonl"))
     }
 
     @Test func devicesWorksWithoutBluetooth() throws {
@@ -71,11 +79,17 @@ struct CLINoBluetoothTests {
     }
 
     @Test func helpTeachesEveryCommand() throws {
-        for cmd in ["scan", "devices"] {
+        for cmd in ["scan", "devices", "pair", "live", "reset-energy", "record"] {
             let r = try CLIRun.run([cmd, "--help"])
             #expect(r.status == 0)
             #expect(r.stdout.contains("Example"), "\(cmd) --help has no example")
         }
+    }
+
+    @Test func badAddressIsAUsageError() throws {
+        let r = try CLIRun.run(["pair", "not-an-address"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("AA:BB:CC:DD:EE:FF"))
     }
 
     @Test func badOptionIsAUsageError() throws {

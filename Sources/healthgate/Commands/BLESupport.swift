@@ -2,6 +2,7 @@ import ArgumentParser
 import BluetoothLinux
 import Dispatch
 import Foundation
+import GATT
 import HealthStore
 
 // Shared plumbing of the Bluetooth LE commands (scan, pair, devices, live, reset-energy, record).
@@ -9,6 +10,18 @@ import HealthStore
 extension BluetoothError: SysexitConvertible {
     /// The agreed sysexits code: 69 unavailable, 75 try again, 74 link lost, 77 permissions.
     var sysexit: Sysexit { Sysexit(rawValue: exitCode) ?? .unavailable }
+}
+
+extension GATTError: SysexitConvertible {
+    /// A transaction timeout is worth retrying (75); a lost link is an I/O failure (74); a
+    /// refusal or a protocol violation means the device cannot do it (69).
+    var sysexit: Sysexit {
+        switch self {
+        case .timeout: return .tempFail
+        case .disconnected: return .ioError
+        default: return .unavailable
+        }
+    }
 }
 
 /// `--adapter hciN`.

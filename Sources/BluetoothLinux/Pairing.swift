@@ -1,0 +1,44 @@
+import Foundation
+import HealthModel
+import HealthStore
+
+/// What `pair` learned and remembered.
+public struct PairResult: Sendable {
+    /// The strap.
+    public var target: StrapTarget
+    /// What it said about itself.
+    public var info: StrapInfo
+    /// The device record as stored (HKDevice fields, keyed by address).
+    public var device: Device
+    /// The friendly name it is remembered under.
+    public var alias: String?
+    /// The link's security level and key size when the bearer is the kernel's (nil otherwise).
+    public var security: (level: UInt8, keySize: UInt8)?
+}
+
+/// `pair`'s engine: connect, discover, read location / Device Information / battery / name,
+/// and remember the strap in the store's device registry under a friendly name.
+public enum Pairing {
+    /// Pairs with `target`.
+    /// - Parameters:
+    ///   - alias: the friendly name (`--name`); `nil` keeps an existing one.
+    ///   - store: the registry to remember the strap in; `nil` only reads.
+    /// - Throws: ``BluetoothError`` (connect, permissions, not a strap), ``GATTError``
+    ///   (link lost during discovery), ``StoreError``.
+    public static func pair(_ target: StrapTarget, connector: @escaping StrapConnector, alias: String?, store: HealthStore?,
+                            stop: StopSignal = StopSignal(), transactionTimeout: Duration = .seconds(30),
+                            now: Date = Date()) async throws -> PairResult {
+        let connection = try await StrapConnection.connect(target, connector: connector, stop: stop,
+                                                          transactionTimeout: transactionTimeout)
+        defer { connection.close() }
+        let security = connection.kernelSocket.flatMap { try? $0.security() }
+        let info = try await connection.readInfo()
+        let device = info.device(for: target, advertisedName: target.name)
+        if let store {
+            try store.upsertDevice(DeviceRecord(
+                device: device, kind: .ble, address: target.address.description, addressType: target.addressType.rawValue,
+                alias: alias, lastSeen: now, battery: info.battery.map { Int($0) }, sensorLocation: info.sensorLocation))
+        }
+        return PairResult(target: target, info: info, device: device, alias: alias, security: security)
+    }
+}

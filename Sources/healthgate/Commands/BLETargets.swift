@@ -1,0 +1,60 @@
+import ArgumentParser
+import BluetoothLinux
+import Foundation
+import HealthModel
+import HealthStore
+import Synchronization
+
+/// Options of every command that connects to a strap.
+struct ConnectOptions: ParsableArguments {
+    @OptionGroup var adapterOption: AdapterOption
+
+    @Option(name: .long, help: ArgumentHelp(
+        "The address type: public or random.",
+        discussion: "Defaults to the remembered type, else random for a static random address (top bits 11), else public. `healthgate scan` shows it.",
+        valueName: "type"))
+    var addressType: AddressType?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the strap to answer a connection.", valueName: "seconds"))
+    var connectTimeout: Double = 10
+
+    func validate() throws {
+        guard connectTimeout > 0, connectTimeout <= 300 else {
+            throw ValidationError("--connect-timeout must be between 0 and 300 seconds.")
+        }
+    }
+}
+
+extension AddressType: ExpressibleByArgument {}
+
+/// Finds the strap a user means: an address (remembered or not) or a remembered name.
+func resolveStrap(_ text: String, store: HealthStore?, addressType: AddressType?) throws -> StrapTarget {
+    if let address = BluetoothAddress(text) {
+        let known = try store.flatMap { s in try storeCall { try s.device(address: address.description) } }
+        let type = addressType ?? known?.addressType.flatMap(AddressType.init(rawValue:))
+            ?? StrapTarget.guessAddressType(address)
+        return StrapTarget(address: address, addressType: type, name: known?.alias ?? known?.device.name)
+    }
+    guard let store, let record = try storeCall({ try store.device(matching: text) }) else {
+        throw CLIFailure("No remembered device is called \"\(text)\": list them with `healthgate devices`, or give the strap's address (AA:BB:CC:DD:EE:FF, from `healthgate scan`).", code: .unavailable)
+    }
+    guard record.kind == .ble, let a = record.address, let address = BluetoothAddress(a) else {
+        throw CLIFailure("\"\(text)\" is a \(record.kind.rawValue) device, not a Bluetooth LE strap: `healthgate devices` lists the straps.", code: .usage)
+    }
+    let type = addressType ?? record.addressType.flatMap(AddressType.init(rawValue:)) ?? StrapTarget.guessAddressType(address)
+    return StrapTarget(address: address, addressType: type, name: record.alias ?? record.device.name)
+}
+
+/// Runs a store call, turning ``StoreError`` into a sentence with its exit code.
+func storeCall<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let e as StoreError { throw storeFailure(e) }
+}
+
+/// Serialises output lines from the several threads `live` reports on.
+enum Output {
+    private static let lock = Mutex(())
+    static func line(_ s: String) { lock.withLock { _ in emitLine(s) } }
+    static func json(_ v: Any) { lock.withLock { _ in JSONOutput.emit(v) } }
+    static func note(_ s: String) { lock.withLock { _ in Console.note(s) } }
+}
+

@@ -1,0 +1,212 @@
+import ArgumentParser
+import BluetoothLinux
+import Foundation
+import HealthModel
+import HealthStore
+import HeartRateProfile
+
+/// `healthgate live`: stream heart rate from straps, and store it.
+struct LiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "live",
+        abstract: "Stream heart rate, sensor contact, RR intervals and battery from straps, and store them.",
+        discussion: """
+            Connects to the straps named (addresses or paired names), or to every remembered strap, \
+            and shows each Heart Rate Measurement as it arrives. By default every reading is also \
+            stored: a heartRate sample (count/min) with its RR intervals (exact 1/1024 s ticks) and \
+            sensor contact, and activeEnergyBurned samples from energy-expended deltas. Samples are \
+            committed in batches (about once a second), never one transaction per reading.
+
+            A strap that drops out is reconnected by itself (pauses of 0.5 s, 1 s, then 2 s) and \
+            notifications are enabled again on every new link; the first sample after a reconnect \
+            marks the gap. Ctrl-C (or SIGTERM, --duration, --count) disconnects cleanly, saves \
+            what is pending and prints a summary: duration, samples, min/avg/max bpm.
+
+            With --json every event is one JSON object per line: `event` is connected, heartRate, \
+            battery, disconnected, connectFailed, storeFailed or summary; heartRate lines carry t \
+            (receipt, Unix seconds), address, bpm, sensorContact, energyExpendedKJ, rr (ticks), \
+            truncated, hex and connection.
+
+            Example:
+              healthgate live
+              healthgate live chest --json --duration 60
+              healthgate live C4:7C:8D:6A:1F:02 --no-store
+            """)
+
+    @Argument(help: ArgumentHelp("Straps to connect to: addresses or paired names. Default: every remembered strap.",
+                                 valueName: "address|name"))
+    var straps: [String] = []
+
+    @Flag(help: "Show readings without storing them.")
+    var noStore = false
+
+    @Flag(help: "Print one JSON object per event instead of text.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
+    var duration: Double?
+
+    @Option(help: ArgumentHelp("Stop after this many heart-rate notifications (from all straps).", valueName: "n"))
+    var count: Int?
+
+    @OptionGroup var connect: ConnectOptions
+    @OptionGroup var store: StoreLocation
+
+    func validate() throws {
+        if let duration, duration <= 0 { throw ValidationError("--duration must be more than 0 seconds.") }
+        if let count, count <= 0 { throw ValidationError("--count must be at least 1.") }
+    }
+
+    func run() async throws {
+        try await reporting {
+            let adapter = try connect.adapterOption.resolve()
+            let db = try openHealthStore(store)
+            var targets: [StrapTarget] = []
+            if straps.isEmpty {
+                let remembered = try storeCall { try db.devices(kind: .ble) }
+                for r in remembered {
+                    guard let a = r.address, let address = BluetoothAddress(a) else { continue }
+                    let type = connect.addressType ?? r.addressType.flatMap(AddressType.init(rawValue:))
+                        ?? StrapTarget.guessAddressType(address)
+                    targets.append(StrapTarget(address: address, addressType: type, name: r.alias ?? r.device.name))
+                }
+                guard !targets.isEmpty else {
+                    throw CLIFailure("No strap is remembered yet: pair one with `healthgate pair ADDRESS --name NAME` (find it with `healthgate scan`), or name one: `healthgate live ADDRESS`.", code: .unavailable)
+                }
+            } else {
+                for s in straps {
+                    let t = try resolveStrap(s, store: db, addressType: connect.addressType)
+                    if !targets.contains(where: { $0.address == t.address }) { targets.append(t) }
+                }
+            }
+
+            let trap = InterruptTrap()
+            let stop = trap.stop
+            if let duration {
+                Thread { if !stop.wait(seconds: duration) { stop.trigger() } }.start()
+            }
+            let json = self.json
+            if !json {
+                Output.note("Connecting to \(targets.map(\.description).joined(separator: ", ")); Ctrl-C to stop.")
+            }
+            let session = LiveSession(
+                targets: targets, connector: kernelConnector(adapter: adapter, timeout: connect.connectTimeout),
+                stop: stop, storage: noStore ? nil : HealthStoreLiveStorage(db), maxNotifications: count
+            ) { event in
+                if json { Output.json(Self.json(event)) } else { Self.show(event) }
+            }
+            let summary = try await session.run()
+            if json {
+                Output.json(Self.json(summary))
+            } else {
+                Self.show(summary, stored: !noStore)
+            }
+            if summary.unsaved > 0 {
+                throw CLIFailure("\(summary.unsaved) samples could not be saved because the store kept failing: check the disk and `--db`, then record again.", code: .ioError)
+            }
+        }
+    }
+
+    // MARK: Text
+
+    static func time(_ d: Date) -> String {
+        d.formatted(Date.VerbatimFormatStyle(format: "\(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)", timeZone: .current, calendar: .current))
+    }
+
+    static func contactText(_ c: SensorContact) -> String {
+        switch c { case .notSupported: return "contact n/a"; case .notDetected: return "NO CONTACT"; case .detected: return "contact ok" }
+    }
+
+    static func show(_ event: LiveEvent) {
+        switch event {
+        case .connected(let t, let info, let n):
+            let loc = info.sensorLocation.map { ", \($0.name)" } ?? ""
+            Output.note(n == 1 ? "Connected to \(t)\(loc)." : "Reconnected to \(t) (connection \(n)); notifications on again.")
+        case .reading(let r):
+            let who = r.target.name ?? r.target.address.description
+            guard let m = r.measurement else {
+                Output.line("\(time(r.receivedAt))  \(column(who, 14)) rejected payload \(hexString(r.payload)): \(r.rejection ?? "")")
+                return
+            }
+            var s = "\(time(r.receivedAt))  \(column(who, 14)) \(String(format: "%3d", Int(m.beatsPerMinute))) bpm  \(column(contactText(m.sensorContact), 12))"
+            if !m.rrIntervals.isEmpty {
+                s += " RR " + m.rrIntervals.map { String(format: "%.0f", Double($0) * 1000 / 1024) }.joined(separator: " ") + " ms"
+            }
+            if let e = m.energyExpendedKJ { s += "  \(e) kJ" }
+            if m.truncated { s += "  (truncated)" }
+            Output.line(s)
+        case .battery(let t, let level, _):
+            Output.note("\(t.name ?? t.address.description): battery \(level)%")
+        case .disconnected(let t, let reason):
+            Output.note("\(t) disconnected (\(reason)); reconnecting…")
+        case .connectFailed(let t, let reason, let pause):
+            Output.note("Could not connect to \(t.name ?? t.address.description): \(reason) Retrying in \(formatSeconds(pause)).")
+        case .storeFailed(let why):
+            Output.note("Saving failed (\(why)); the batch is kept and retried.")
+        }
+    }
+
+    static func show(_ s: LiveSummary, stored: Bool) {
+        let d = Int(s.duration.rounded())
+        var line = "Summary: \(d / 3600 > 0 ? "\(d / 3600)h " : "")\(d / 60 % 60)m \(d % 60)s, \(s.notifications) readings"
+        line += stored ? ", \(s.samplesStored) samples stored in \(s.batches) batches" : " (not stored)"
+        if let mn = s.minBPM, let mx = s.maxBPM, let avg = s.averageBPM {
+            line += String(format: ", bpm min %d / avg %.1f / max %d", mn, avg, mx)
+        }
+        Output.line(line + ".")
+        if s.straps.count > 1 {
+            for st in s.straps {
+                var l = "  \(st.target): \(st.notifications) readings, \(st.connections) connections"
+                if let mn = st.minBPM, let mx = st.maxBPM, let avg = st.averageBPM { l += String(format: ", bpm %d / %.1f / %d", mn, avg, mx) }
+                Output.line(l)
+            }
+        }
+    }
+
+    // MARK: JSON
+
+    static func json(_ event: LiveEvent) -> [String: Any] {
+        func v(_ x: Any?) -> Any { x ?? NSNull() }
+        switch event {
+        case .connected(let t, let info, let n):
+            return ["event": "connected", "address": t.address.description, "name": v(t.name), "connection": n,
+                    "sensorLocation": v(info.sensorLocation?.name), "battery": v(info.battery.map { Int($0) }),
+                    "t": Date().timeIntervalSince1970]
+        case .reading(let r):
+            var o: [String: Any] = ["event": "heartRate", "address": r.target.address.description, "t": r.receivedAt.timeIntervalSince1970,
+                                    "hex": hexString(r.payload), "connection": r.connection]
+            if let m = r.measurement {
+                o["bpm"] = Int(m.beatsPerMinute)
+                o["sensorContact"] = m.sensorContact.name
+                o["energyExpendedKJ"] = v(m.energyExpendedKJ.map { Int($0) })
+                o["rr"] = m.rrIntervals.map { Int($0) }
+                o["truncated"] = m.truncated
+            } else {
+                o["rejected"] = v(r.rejection)
+            }
+            return o
+        case .battery(let t, let level, let at):
+            return ["event": "battery", "address": t.address.description, "battery": Int(level), "t": at.timeIntervalSince1970]
+        case .disconnected(let t, let reason):
+            return ["event": "disconnected", "address": t.address.description, "reason": reason, "t": Date().timeIntervalSince1970]
+        case .connectFailed(let t, let reason, let pause):
+            return ["event": "connectFailed", "address": t.address.description, "reason": reason, "retryIn": pause]
+        case .storeFailed(let why):
+            return ["event": "storeFailed", "reason": why]
+        }
+    }
+
+    static func json(_ s: LiveSummary) -> [String: Any] {
+        func v(_ x: Any?) -> Any { x ?? NSNull() }
+        return ["event": "summary", "duration": s.duration, "notifications": s.notifications,
+                "samplesStored": s.samplesStored, "batches": s.batches, "unsaved": s.unsaved,
+                "minBPM": v(s.minBPM), "avgBPM": v(s.averageBPM), "maxBPM": v(s.maxBPM),
+                "straps": s.straps.map { st -> [String: Any] in
+                    ["address": st.target.address.description, "notifications": st.notifications, "rejected": st.rejected,
+                     "connections": st.connections, "minBPM": v(st.minBPM), "avgBPM": v(st.averageBPM), "maxBPM": v(st.maxBPM)]
+                }]
+    }
+}
+
+/// Lower-case hex of a payload.
+func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

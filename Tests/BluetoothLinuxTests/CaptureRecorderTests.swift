@@ -1,0 +1,67 @@
+import Foundation
+import HealthGateTesting
+import HealthModel
+import Testing
+@testable import BluetoothLinux
+
+@Suite("record: raw notifications in the capture format (simulated strap over a socket pair)")
+struct CaptureRecorderTests {
+    static func tempPath() -> String { NSTemporaryDirectory() + "healthgate-capture-\(UUID().uuidString).jsonl" }
+
+    @Test func writesHeaderAndOneLinePerNotificationAcrossAReconnect() async throws {
+        let path = Self.tempPath()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let stop = StopSignal()
+        let events = Collector<StrapEvent>()
+        let payloads: [[UInt8]] = [[0x16, 72, 0x10, 0x04], [0x16], [0x19, 0x48, 0x00, 0x0A, 0x00], [0x06, 70]]
+        let recorder = CaptureRecorder(targets: [LiveSessionTests.chest], connector: { _, _ in try strap.connectSocketPair() },
+                                       policy: LiveSessionTests.fast, stop: stop, writer: try CaptureFileWriter(path: path),
+                                       maxNotifications: payloads.count, transactionTimeout: .seconds(5)) { events.append($0) }
+        let task = Task { try await recorder.run() }
+        func connections() -> Int { events.all.filter { if case .connected = $0 { true } else { false } }.count }
+        #expect(await eventually { connections() == 1 })
+        strap.notifyHeartRate(payloads[0])
+        strap.notifyHeartRate(payloads[1])
+        #expect(await eventually { events.all.filter { if case .heartRate = $0 { true } else { false } }.count == 2 })
+        strap.disconnect()
+        #expect(await eventually { connections() == 2 })
+        strap.notifyHeartRate(payloads[2])
+        strap.notifyHeartRate(payloads[3])
+        let n = try await task.value
+        #expect(n == 4)
+
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.first == #"{"format":"healthgate-capture","version":1}"#)
+        #expect(lines.count == 5)
+        var lastT = 0.0
+        for (line, payload) in zip(lines.dropFirst(), payloads) {
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(o["kind"] as? String == "ble")
+            #expect(o["address"] as? String == "F0:F1:F2:F3:F4:F5")
+            #expect(o["characteristic"] as? String == "2A37")
+            #expect(o["hex"] as? String == payload.map { String(format: "%02x", $0) }.joined())  // raw, even the rejected one
+            let t = try #require(o["t"] as? Double)
+            #expect(t >= lastT)
+            lastT = t
+            let device = try #require(o["device"] as? [String: Any])
+            #expect(device["localIdentifier"] as? String == "F0:F1:F2:F3:F4:F5")
+            #expect(device["manufacturer"] as? String == "HealthGate")
+        }
+    }
+
+    @Test func anExistingFileIsNotOverwrittenUnlessAsked() throws {
+        let path = Self.tempPath()
+        try "keep me\n".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(throws: CaptureFileError.self) { try CaptureFileWriter(path: path) }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "keep me\n")
+        _ = try CaptureFileWriter(path: path, overwrite: true)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == CaptureFileWriter.header + "\n")
+        #expect(throws: CaptureFileError.self) { try CaptureFileWriter(path: "/nonexistent-dir/x.jsonl") }
+    }
+
+    @Test func lineFormatIsExact() {
+        let line = CaptureFileWriter.line(receivedAt: Date(timeIntervalSince1970: 1_800_000_000.25), device: Device(name: "H7", localIdentifier: "C4:7C:8D:6A:1F:02"),
+                                          address: BluetoothAddress("C4:7C:8D:6A:1F:02")!, characteristic: 0x2A37, payload: [0x16, 0x48])
+        #expect(line == #"{"address":"C4:7C:8D:6A:1F:02","characteristic":"2A37","device":{"localIdentifier":"C4:7C:8D:6A:1F:02","name":"H7"},"hex":"1648","kind":"ble","t":1800000000.25}"#)
+    }
+}

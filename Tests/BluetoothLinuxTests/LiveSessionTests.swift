@@ -1,0 +1,209 @@
+import Foundation
+import GATT
+import HealthGateTesting
+import HealthModel
+import HealthStore
+import HeartRateProfile
+import Synchronization
+import Testing
+@testable import BluetoothLinux
+
+@Suite("live: samples, batching, reconnect, two straps (simulated straps over socket pairs, real SQLite)")
+struct LiveSessionTests {
+    static let fast = ReconnectPolicy(initialPause: 0.01, maximumPause: 0.05)
+    static let chest = StrapTarget(address: BluetoothAddress("F0:F1:F2:F3:F4:F5")!, addressType: .random, name: "chest")
+    static let arm = StrapTarget(address: BluetoothAddress("C0:11:22:33:44:55")!, addressType: .random, name: "arm")
+
+    static func tempStore() throws -> HealthStore {
+        let dir = NSTemporaryDirectory() + "healthgate-live-\(UUID().uuidString)"
+        return try HealthStore(path: dir + "/health.sqlite")
+    }
+
+    /// Routes each target to its own simulated strap.
+    static func connector(_ straps: [BluetoothAddress: SimulatedPeripheral]) -> StrapConnector {
+        { target, _ in
+            guard let s = straps[target.address] else { throw BluetoothError(errno: EHOSTDOWN, during: .connect(target.address, timeoutSeconds: 1)) }
+            return try s.connectSocketPair()
+        }
+    }
+
+    /// Runs a session in the background; returns it with its task and its events.
+    static func start(_ targets: [StrapTarget], _ straps: [BluetoothAddress: SimulatedPeripheral], storage: (any LiveStorage)?,
+                      flushInterval: Double = 3600, maxNotifications: Int? = nil)
+        -> (StopSignal, Task<LiveSummary, any Error>, Collector<LiveEvent>) {
+        let stop = StopSignal()
+        let events = Collector<LiveEvent>()
+        let session = LiveSession(targets: targets, connector: connector(straps), policy: fast, stop: stop, storage: storage,
+                                  flushInterval: flushInterval, maxNotifications: maxNotifications,
+                                  transactionTimeout: .seconds(5)) { events.append($0) }
+        return (stop, Task { try await session.run() }, events)
+    }
+
+    static func connections(_ e: Collector<LiveEvent>, _ t: StrapTarget) -> Int {
+        e.all.reduce(0) { n, ev in if case .connected(let x, _, _) = ev, x == t { n + 1 } else { n } }
+    }
+
+    static func readings(_ e: Collector<LiveEvent>) -> [LiveReading] {
+        e.all.compactMap { if case .reading(let r) = $0 { r } else { nil } }
+    }
+
+    @Test func everyNotificationIsStoredInOneBatchWithExactRR() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let payloads: [[UInt8]] = (0..<20).map { i in [0x16, UInt8(60 + i), UInt8(0x00 + i), 0x04, 0x10, 0x04] }  // 2 RR each
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+                                           maxNotifications: payloads.count)
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        for p in payloads { strap.notifyHeartRate(p) }
+        let summary = try await task.value
+
+        #expect(summary.notifications == 20)
+        #expect(summary.samplesStored == 20)
+        #expect(summary.batches == 1)  // the flush interval never came: one transaction at the end
+        #expect(summary.minBPM == 60 && summary.maxBPM == 79)
+        #expect(summary.averageBPM == 69.5)
+        let samples = try store.samples(SampleQuery(type: .heartRate))
+        #expect(samples.map { Int($0.canonicalValue) } == Array(60..<80))
+        #expect(samples.map { $0.rrIntervals?.ticks ?? [] } == (0..<20).map { i in [UInt16(0x0400 + i), 0x0410] })
+        #expect(samples.allSatisfy { $0.metadata.sensorContact == .detected })
+        #expect(samples.allSatisfy { $0.metadata.heartRateSensorLocation == .chest })
+        #expect(samples.allSatisfy { $0.device?.localIdentifier == "F0:F1:F2:F3:F4:F5" })
+        #expect(samples.first?.device?.manufacturer == "HealthGate")
+        let record = try #require(try store.device(address: "F0:F1:F2:F3:F4:F5"))
+        #expect(record.kind == .ble)
+        #expect(record.battery == 87)
+        #expect(record.sensorLocation == .chest)
+        #expect(record.lastSeen != nil)
+    }
+
+    @Test func batchesAreCommittedPeriodicallyNotPerNotification() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+                                              flushInterval: 0.05)
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        for i in 0..<50 { strap.notifyHeartRate([0x06, UInt8(100 + i)]) }
+        #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 50 })  // stored while running
+        stop.trigger()
+        let summary = try await task.value
+        #expect(summary.samplesStored == 50)
+        #expect(summary.batches >= 1)
+        #expect(summary.batches < 50)
+    }
+
+    @Test func reconnectMarksTheGapAndLosesNothing() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store))
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        for i in 0..<3 { strap.notifyHeartRate([0x10, UInt8(70 + i), 0x00, 0x04]) }
+        #expect(await eventually { Self.readings(events).count == 3 })
+        strap.disconnect()
+        #expect(await eventually { Self.connections(events, Self.chest) == 2 })
+        for i in 0..<2 { strap.notifyHeartRate([0x10, UInt8(80 + i), 0x00, 0x04]) }
+        #expect(await eventually { Self.readings(events).count == 5 })
+        stop.trigger()
+        let summary = try await task.value
+
+        let samples = try store.samples(SampleQuery(type: .heartRate))
+        #expect(samples.map { Int($0.canonicalValue) } == [70, 71, 72, 80, 81])
+        #expect(samples.map { $0.rrIntervals?.precededByGap } == [true, false, false, true, false])
+        #expect(summary.straps[0].connections == 2)
+        #expect(Self.readings(events).map(\.connection) == [1, 1, 1, 2, 2])
+    }
+
+    @Test func energyDeltasBecomeActiveEnergySamples() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+                                           maxNotifications: 3)
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        strap.notifyHeartRate([0x08, 70, 10, 0])   // baseline 10 kJ
+        strap.notifyHeartRate([0x00, 71])          // no energy field: nothing invented
+        strap.notifyHeartRate([0x08, 72, 16, 0])   // +6 kJ
+        _ = try await task.value
+        let energy = try store.samples(SampleQuery(type: .activeEnergyBurned))
+        #expect(energy.count == 1)
+        #expect(energy.first?.canonicalValue == 6)
+        #expect(try store.samples(SampleQuery(type: .heartRate)).count == 3)
+    }
+
+    @Test func rejectedPayloadsAreCountedNotStored() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+                                           maxNotifications: 4)
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        for p: [UInt8] in [[], [0x16], [0x01, 0x48], [0x06, 65]] { strap.notifyHeartRate(p) }
+        let summary = try await task.value
+        #expect(summary.straps[0].rejected == 3)
+        #expect(summary.samplesStored == 1)
+        let r = Self.readings(events)
+        #expect(r.map { $0.rejection != nil } == [true, true, true, false])
+        #expect(r.last?.measurement?.beatsPerMinute == 65)
+    }
+
+    @Test func noStoreShowsButDoesNotSave() async throws {
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: nil, maxNotifications: 2)
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        strap.notifyHeartRate([0x06, 61])
+        strap.notifyHeartRate([0x06, 62])
+        let summary = try await task.value
+        #expect(summary.samplesStored == 0 && summary.batches == 0)
+        #expect(Self.readings(events).compactMap { $0.measurement?.beatsPerMinute } == [61, 62])
+    }
+
+    @Test func twoStrapsAtOnceEachSampleTaggedWithItsDevice() async throws {
+        let store = try Self.tempStore()
+        var armConfig = SimulatedStrapConfiguration()
+        armConfig.name = "Arm HR"
+        armConfig.bodySensorLocation = 2  // wrist
+        let chestStrap = SimulatedPeripheral.heartRateStrap(), armStrap = SimulatedPeripheral.heartRateStrap(armConfig)
+        let (stop, task, events) = Self.start([Self.chest, Self.arm], [Self.chest.address: chestStrap, Self.arm.address: armStrap],
+                                              storage: HealthStoreLiveStorage(store))
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 && Self.connections(events, Self.arm) == 1 })
+        for i in 0..<5 {
+            chestStrap.notifyHeartRate([0x06, UInt8(120 + i)])
+            armStrap.notifyHeartRate([0x06, UInt8(90 + i)])
+        }
+        #expect(await eventually { Self.readings(events).count == 10 })
+        stop.trigger()
+        _ = try await task.value
+        let chest = try store.samples(SampleQuery(type: .heartRate, device: "F0:F1:F2:F3:F4:F5"))
+        let arm = try store.samples(SampleQuery(type: .heartRate, device: "C0:11:22:33:44:55"))
+        #expect(chest.map { Int($0.canonicalValue) } == Array(120..<125))
+        #expect(arm.map { Int($0.canonicalValue) } == Array(90..<95))
+        #expect(arm.allSatisfy { $0.metadata.heartRateSensorLocation == .wrist && $0.device?.name == "Arm HR" })
+    }
+
+    /// A store that fails its first saves, as a full disk would, then recovers.
+    final class FlakyStorage: LiveStorage {
+        let inner: HealthStoreLiveStorage
+        let failuresLeft = Atomic<Int>(2)
+        init(_ s: HealthStore) { inner = HealthStoreLiveStorage(s) }
+        func save(_ samples: [QuantitySample]) throws {
+            if failuresLeft.subtract(1, ordering: .relaxed).oldValue > 0 {
+                throw BluetoothError(.system, "disk full (simulated).")
+            }
+            try inner.save(samples)
+        }
+        func connected(_ t: StrapTarget, device: Device, info: StrapInfo, at: Date) throws { try inner.connected(t, device: device, info: info, at: at) }
+        func battery(_ t: StrapTarget, level: UInt8, at: Date) throws { try inner.battery(t, level: level, at: at) }
+    }
+
+    @Test func aFailingStoreKeepsTheBatchAndRetries() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: FlakyStorage(store),
+                                              flushInterval: 0.02)
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        for i in 0..<10 { strap.notifyHeartRate([0x06, UInt8(50 + i)]) }
+        #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 10 })
+        stop.trigger()
+        let summary = try await task.value
+        #expect(summary.unsaved == 0)
+        #expect(try store.samples(SampleQuery(type: .heartRate)).map { Int($0.canonicalValue) } == Array(50..<60))
+        #expect(events.all.contains { if case .storeFailed = $0 { true } else { false } })
+    }
+}
