@@ -62,6 +62,17 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
             }
         }
 
+        /// "while sending LE Set Scan Enable to hci0", for sentences that start with the failure.
+        var gerund: String {
+            switch self {
+            case .open(let a): return a.map { "while opening \($0)" } ?? "while opening a Bluetooth socket"
+            case .hciCommand(let c, let a): return "while sending \(c) to \(a)"
+            case .connect(let d, _): return "while connecting to \(d)"
+            case .secure(let d): return "while pairing with \(d)"
+            case .io(let d): return "while talking to \(d)"
+            }
+        }
+
         var adapter: String {
             switch self {
             case .open(let a): return a ?? "the Bluetooth adapter"
@@ -123,7 +134,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
                           errno: code)
             default:
                 self.init(.permissionDenied,
-                          "Permission denied \(op) (\(why)): HealthGate needs the CAP_NET_RAW and CAP_NET_ADMIN capabilities; run it as root, or grant them once with `sudo setcap cap_net_raw,cap_net_admin+eip $(command -v healthgate)`.",
+                          "Permission denied (\(why)) \(op.gerund): HealthGate needs the CAP_NET_RAW and CAP_NET_ADMIN capabilities; run it as root, or grant them once with `sudo setcap cap_net_raw,cap_net_admin+eip $(command -v healthgate)`.",
                           errno: code)
             }
         case ETIMEDOUT:
@@ -135,7 +146,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
             case .io(let d), .secure(let d):
                 self.init(.linkLost, "The link to \(d) timed out (out of range or battery flat): bring it closer and try again.", errno: code)
             default:
-                self.init(.controllerRejected, "The adapter did not answer \(op) in time: check it with `btmgmt info`, or unplug and re-plug it.", errno: code)
+                self.init(.controllerRejected, "The adapter did not answer in time \(op.gerund): check it with `btmgmt info`, or unplug and re-plug it.", errno: code)
             }
         case EHOSTDOWN, EHOSTUNREACH:
             if case .connect(let d, _) = op {
@@ -147,20 +158,20 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
             }
         case ECONNREFUSED:
             self.init(.connectionRefused,
-                      "The device refused the connection \(op) (\(why)): it may be bonded to another device or allow only one connection; disconnect it elsewhere and try again.",
+                      "The device refused the connection (\(why)) \(op.gerund): it may be bonded to another device or allow only one connection; disconnect it elsewhere and try again.",
                       errno: code)
         case EBUSY, EALREADY, EISCONN:
             self.init(.busy,
-                      "The Bluetooth adapter is busy \(op) (\(why)): another program may be connecting or scanning; wait a moment and try again.",
+                      "The Bluetooth adapter is busy (\(why)) \(op.gerund): another program may be connecting or scanning; wait a moment and try again.",
                       errno: code)
         case ECONNRESET, ECONNABORTED, ENOTCONN, EPIPE, EBADFD:
             if case .io(let d) = op {
                 self.init(.linkLost, "The link to \(d) was lost (\(why)): bring the strap closer and try again.", errno: code)
             } else {
-                self.init(.connectionRefused, "The connection failed \(op) (\(why)): try again; if it persists, restart the strap.", errno: code)
+                self.init(.connectionRefused, "The connection failed (\(why)) \(op.gerund): try again; if it persists, restart the strap.", errno: code)
             }
         default:
-            self.init(.system, "Bluetooth failed \(op): \(why) (errno \(code)).", errno: code)
+            self.init(.system, "Bluetooth failed \(op.gerund): \(why) (errno \(code)); try again, and check `btmgmt info` if it persists.", errno: code)
         }
     }
 

@@ -75,6 +75,7 @@ public final class StrapRunner: Sendable {
         var info: StrapInfo?
         while !stop.isTriggered {
             let connection: StrapConnection
+            let attemptStarted = monotonicSeconds()
             do {
                 let target = self.target, connector = self.connector, stop = self.stop
                 let bearer = try await onThread { try connector(target, stop) }
@@ -84,7 +85,10 @@ public final class StrapRunner: Sendable {
                 if stop.isTriggered { break }
                 if Self.isPermanent(error) { throw error }
                 failures += 1
-                let pause = policy.pause(afterFailures: failures)
+                // The backoff spaces attempt *starts*: an attempt that already waited (a kernel
+                // connect that timed out because the strap was away) is followed at once, so a
+                // strap that comes back is caught by the next attempt without an extra pause.
+                let pause = max(0, policy.pause(afterFailures: failures) - (monotonicSeconds() - attemptStarted))
                 events(.connectFailed(target, reason: Self.describe(error), retryIn: pause))
                 await sleep(pause)
                 continue

@@ -80,8 +80,25 @@ struct StrapRunnerTests {
         stop.trigger()
         try await task.value
         let pauses = events.all.compactMap { if case .connectFailed(_, _, let p) = $0 { p } else { nil } }
-        #expect(pauses == [0.01, 0.02, 0.04])
+        // Each pause is the policy's (doubling), less the time the failed attempt already took.
+        #expect(pauses.count == 3)
+        for (p, want) in zip(pauses, [0.01, 0.02, 0.04]) { #expect(p >= 0 && p <= want, "\(pauses)") }
         #expect(connector.attempts.load(ordering: .relaxed) == 4)
+    }
+
+    @Test func anAttemptThatAlreadyWaitedIsRetriedAtOnce() async throws {
+        let stop = StopSignal()
+        let events = Collector<StrapEvent>()
+        let runner = StrapRunner(target: Self.target, connector: { target, stop in
+            _ = stop.wait(seconds: 0.1)  // a kernel connect waiting for a strap that is away
+            throw BluetoothError(errno: ETIMEDOUT, during: .connect(target.address, timeoutSeconds: 0.1))
+        }, policy: Self.fast, stop: stop) { events.append($0) }
+        let task = Task { try await runner.run() }
+        #expect(await eventually { events.all.count >= 2 })
+        stop.trigger()
+        try await task.value
+        let pauses = events.all.compactMap { if case .connectFailed(_, _, let p) = $0 { p } else { nil } }
+        #expect(pauses.first == 0)
     }
 
     @Test func permanentErrorsEndTheRun() async throws {

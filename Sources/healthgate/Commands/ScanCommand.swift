@@ -2,6 +2,7 @@ import ArgumentParser
 import BluetoothLinux
 import Foundation
 import HealthModel
+import HealthStore
 
 /// `healthgate scan`: heart-rate straps nearby, live.
 struct ScanCommand: ParsableCommand {
@@ -22,6 +23,8 @@ struct ScanCommand: ParsableCommand {
             Exits 0 when a device was found, 69 when none was (or there is no usable adapter), \
             77 without the capabilities. Ctrl-C ends the scan early and restores the adapter.
 
+            Straps already remembered (`healthgate pair`) get their "last seen" time updated.
+
             Example:
               healthgate scan --timeout 5
               healthgate scan --adapter hci1 --all --json
@@ -37,6 +40,8 @@ struct ScanCommand: ParsableCommand {
 
     @Flag(help: "Print one JSON object per device (one per line) when the scan ends.")
     var json = false
+
+    @OptionGroup var store: StoreLocation
 
     func validate() throws {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds.") }
@@ -66,6 +71,7 @@ struct ScanCommand: ParsableCommand {
                 }
             }
             let rows = table.rows(all: all)
+            markRememberedSeen(rows)
             if json {
                 for d in rows { JSONOutput.emit(d.json) }
             } else if live {
@@ -75,6 +81,18 @@ struct ScanCommand: ParsableCommand {
                 let what = all ? "No Bluetooth LE device" : "No heart-rate strap"
                 throw CLIFailure("\(what) was heard on \(adapter.name) within \(trap.stop.isTriggered ? "the scan" : "\(formatSeconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
             }
+        }
+    }
+
+    /// Updates "last seen" of remembered straps that were heard. Best effort: a scan never
+    /// creates a store, and a store problem does not fail the scan.
+    private func markRememberedSeen(_ rows: [ScannedDevice]) {
+        guard !rows.isEmpty, FileManager.default.fileExists(atPath: store.path),
+              let db = try? HealthStore(path: store.path) else { return }
+        for d in rows {
+            guard let known = try? db.device(address: d.address.description),
+                  let local = known.device.localIdentifier else { continue }
+            try? db.markDeviceSeen(localIdentifier: local, at: d.lastSeen)
         }
     }
 
