@@ -50,7 +50,7 @@ let package = Package(
         // ---- Bluetooth LE (issues 3, 4)
         // The Linux transport: raw-HCI LE scanning, advertising-data parsing, the L2CAP ATT
         // bearer, kernel errors as sentences (helper blelinux).
-        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT", "HealthModel", "HealthStore", "HeartRateProfile"],
+        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"],
                 swiftSettings: strict),
         // ATT PDU codec, the ATTBearer transport protocol and a GATT client. Pure Swift.
         .target(name: "GATT", swiftSettings: strict),
@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel"], swiftSettings: strict),
 
         // ---- Bluetooth LE tests
-        .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore", "HeartRateProfile"],
+        .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"],
                     swiftSettings: strict),
         .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel"], swiftSettings: strict),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"], swiftSettings: strict),

@@ -21,26 +21,27 @@ public struct Adapter: Sendable, Hashable {
     ///   `.noAdapter` when there is no such adapter, `.adapterDown` when it is powered off.
     public static func resolve(_ name: String?) throws -> Adapter {
         try probeKernel()
-        var id: Int32
+        let adapter: Adapter
         if let name {
-            id = hci_devid(name)
-            if id < 0 {
-                let e = errno
-                if e == EAFNOSUPPORT { throw BluetoothError(errno: e, during: .open(adapter: name)) }
+            // Parse hciN ourselves: libbluetooth's hci_devid fails alike for "absent" and "down".
+            guard name.hasPrefix("hci"), let n = Int32(name.dropFirst(3)), n >= 0 else {
+                throw BluetoothError(.noAdapter, BluetoothError.noAdapterMessage(name), errno: ENODEV)
+            }
+            do { adapter = try info(n) } catch let e as BluetoothError where e.errno == ENODEV {
                 throw BluetoothError(.noAdapter, BluetoothError.noAdapterMessage(name), errno: ENODEV)
             }
         } else {
-            id = hci_get_route(nil)
-            if id < 0 {
+            let id = hci_get_route(nil)
+            if id >= 0 {
+                adapter = try info(id)
+            } else {
                 // No powered adapter: tell "none at all" from "one that is off".
-                let any = hci_devid("hci0")
-                if any >= 0, let info = try? info(any), !info.isUp {
-                    throw BluetoothError(.adapterDown, BluetoothError.adapterDownMessage(info.name), errno: ENETDOWN)
+                guard let off = (0..<16).lazy.compactMap({ try? info(Int32($0)) }).first else {
+                    throw BluetoothError(.noAdapter, BluetoothError.noAdapterMessage(nil), errno: ENODEV)
                 }
-                throw BluetoothError(.noAdapter, BluetoothError.noAdapterMessage(nil), errno: ENODEV)
+                adapter = off
             }
         }
-        let adapter = try info(id)
         guard adapter.isUp else {
             throw BluetoothError(.adapterDown, BluetoothError.adapterDownMessage(adapter.name), errno: ENETDOWN)
         }

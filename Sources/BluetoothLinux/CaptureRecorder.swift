@@ -1,82 +1,51 @@
+import Capture
 import Foundation
 import HealthModel
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Writes BLE notifications in HealthGate's capture format (docs/capture-format.md): JSON
-/// lines, first `{"format":"healthgate-capture","version":1}`, then one object per
-/// notification: `t` (receipt, Unix seconds), `kind` `"ble"`, `device` (Device fields),
-/// `address`, `characteristic` (`"2A37"`), `hex` (the payload).
+/// Writes BLE notifications as a capture (module `Capture`, docs/capture-format.md): the header,
+/// then one JSON line per notification with its receipt time, the device record, the address,
+/// the characteristic (`"2A37"`) and the payload as hex — each line written as it arrives, so an
+/// interrupted recording keeps every line before the interruption.
 ///
-/// Each line is written with one `write(2)` as it arrives, so a crash or SIGKILL loses at most
-/// the line being written. Thread-safe.
-public final class CaptureFileWriter: Sendable {
-    private let fd: Int32
+/// Adds to `Capture`'s writer what `record` needs: no silent overwrite of an existing file, and
+/// thread safety (notifications arrive on GATT reader threads).
+public final class CaptureFileWriter: @unchecked Sendable {
+    // @unchecked: `writer` is only touched with `lock` held.
+    private let writer: CaptureWriter
     private let lock = Mutex(())
     /// The header line every capture starts with.
-    public static let header = #"{"format":"healthgate-capture","version":1}"#
+    public static let header = CaptureFormat.headerLine
 
-    /// Creates `path` (mode 0644) and writes the header.
+    /// Creates `path` and writes the header.
     /// - Parameter overwrite: replace an existing file; otherwise an existing file is an error.
     /// - Throws: ``CaptureFileError``.
     public init(path: String, overwrite: Bool = false) throws {
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL)
-        let fd = open(path, flags, 0o644)
-        guard fd >= 0 else {
-            let e = errno
-            if e == EEXIST { throw CaptureFileError.exists(path) }
-            throw CaptureFileError.cannotCreate(path, BluetoothError.errnoText(e))
+        if !overwrite && FileManager.default.fileExists(atPath: path) { throw CaptureFileError.exists(path) }
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty && !FileManager.default.fileExists(atPath: dir) {
+            throw CaptureFileError.cannotCreate(path, "its directory does not exist")
         }
-        self.fd = fd
-        try writeLine(Self.header)
+        do { writer = try CaptureWriter(path: path) } catch {
+            throw CaptureFileError.cannotCreate(path, "\(error)")
+        }
     }
-
-    deinit { close(fd) }
 
     /// Appends one notification.
     public func write(receivedAt: Date, device: Device?, address: BluetoothAddress, characteristic: UInt16,
                       payload: [UInt8]) throws {
-        try writeLine(Self.line(receivedAt: receivedAt, device: device, address: address,
-                                characteristic: characteristic, payload: payload))
-    }
-
-    /// Flushes to the disk (fsync).
-    public func sync() { _ = fsync(fd) }
-
-    /// One capture line (no newline).
-    public static func line(receivedAt: Date, device: Device?, address: BluetoothAddress, characteristic: UInt16,
-                            payload: [UInt8]) -> String {
-        var o: [String: Any] = [
-            "t": receivedAt.timeIntervalSince1970,
-            "kind": "ble",
-            "address": address.description,
-            "characteristic": String(format: "%04X", characteristic),
-            "hex": payload.map { String(format: "%02x", $0) }.joined(),
-        ]
-        if let device, let data = try? JSONEncoder().encode(device),
-           let obj = try? JSONSerialization.jsonObject(with: data) {
-            o["device"] = obj
-        } else {
-            o["device"] = [String: Any]()
-        }
-        let data = (try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    private func writeLine(_ s: String) throws {
-        let bytes = Array((s + "\n").utf8)
+        let record = CaptureRecord.ble(receivedAt: receivedAt, device: device ?? Device(localIdentifier: address.description),
+                                       address: address.description, characteristic: String(format: "%04X", characteristic),
+                                       payload: payload)
         try lock.withLock { _ in
-            var off = 0
-            while off < bytes.count {
-                let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw CaptureFileError.writeFailed(BluetoothError.errnoText(errno))
-                }
-                off += n
-            }
+            do { try writer.write(record) } catch { throw CaptureFileError.writeFailed("\(error)") }
+        }
+    }
+
+    /// Flushes to the disk and closes the file.
+    public func finish() throws {
+        try lock.withLock { _ in
+            do { try writer.close() } catch { throw CaptureFileError.writeFailed("\(error)") }
         }
     }
 }
@@ -136,7 +105,7 @@ public final class CaptureRecorder: Sendable {
             }
             for await r in group { if failure == nil, let r { failure = r } }
         }
-        writer.sync()
+        try? writer.finish()
         let s = state.withLock { $0 }
         if let why = s.failure { throw CaptureFileError.writeFailed(why) }
         if let failure { throw failure }

@@ -95,7 +95,12 @@ public final class L2CAPSocket: @unchecked Sendable {
         remote.l2_bdaddr_type = type.kernelValue
         setBdaddr(&remote.l2_bdaddr, address)
 
-        // Non-blocking connect so the timeout and Ctrl-C are ours, not the kernel's 20 s.
+        // The kernel abandons a pending connect after the socket's send timeout (40 s for
+        // L2CAP); make it outlast ours, so the only cancel is ours.
+        var tv = timeval(tv_sec: Int(timeout.rounded(.up)) + 5, tv_usec: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+
+        // Non-blocking connect so the timeout and Ctrl-C are ours, not the kernel's.
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
         if withSockaddr(&remote, { Glibc.connect(fd, $0, $1) }) != 0 {

@@ -219,7 +219,7 @@ public final class LiveSession: Sendable {
                     s.builder.sensorLocation = info.sensorLocation
                     s.knowsDevice = true
                 }
-                s.builder.connectionStarted()
+                s.builder.connectionStarted(energyContinues: true)
                 s.summary.connections = n
             }
             if let storage {

@@ -120,16 +120,22 @@ public final class StrapConnection: Sendable {
     /// Takes over `bearer`, exchanges MTUs and discovers the services HealthGate uses.
     /// - Throws: ``BluetoothError`` `.notSupported` when the device has no Heart Rate
     ///   Measurement, or the link's failure (``GATTError``).
-    public static func open(_ target: StrapTarget, bearer: any ATTBearer,
-                            transactionTimeout: Duration = .seconds(30)) async throws -> StrapConnection {
+    /// The services read on a first connection.
+    public static let allServices = [StrapUUID.heartRateService, StrapUUID.deviceInformation, StrapUUID.battery,
+                                     StrapUUID.genericAccess]
+    /// The services a reconnect needs (heart rate and battery): fewer round trips before
+    /// notifications resume.
+    public static let streamingServices = [StrapUUID.heartRateService, StrapUUID.battery]
+
+    public static func open(_ target: StrapTarget, bearer: any ATTBearer, transactionTimeout: Duration = .seconds(30),
+                            services: [BluetoothUUID] = StrapConnection.allServices) async throws -> StrapConnection {
         let box = EndBox()
         let client = GATTClient(bearer: bearer, transactionTimeout: transactionTimeout) { reason in
             box.set(Self.describe(reason))
         }
         do {
             _ = try? await client.exchangeMTU()
-            let db = try await client.discover(services: [StrapUUID.heartRateService, StrapUUID.deviceInformation,
-                                                          StrapUUID.battery, StrapUUID.genericAccess])
+            let db = try await client.discover(services: services)
             guard db.characteristic(StrapUUID.heartRateMeasurement, in: StrapUUID.heartRateService) != nil else {
                 client.close()
                 throw BluetoothError(.notSupported,

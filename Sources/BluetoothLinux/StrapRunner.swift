@@ -80,7 +80,9 @@ public final class StrapRunner: Sendable {
                 let target = self.target, connector = self.connector, stop = self.stop
                 let bearer = try await onThread { try connector(target, stop) }
                 if stop.isTriggered { bearer.close(); break }
-                connection = try await StrapConnection.open(target, bearer: bearer, transactionTimeout: transactionTimeout)
+                connection = try await StrapConnection.open(
+                    target, bearer: bearer, transactionTimeout: transactionTimeout,
+                    services: info == nil ? StrapConnection.allServices : StrapConnection.streamingServices)
             } catch {
                 if stop.isTriggered { break }
                 if Self.isPermanent(error) { throw error }

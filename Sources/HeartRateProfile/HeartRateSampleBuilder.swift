@@ -94,9 +94,18 @@ public struct HeartRateSampleBuilder: Sendable {
     /// Call on every (re)connection: the next RR is preceded by a gap and energy starts a new
     /// baseline (what happened while disconnected is unknown).
     public mutating func connectionStarted() {
+        connectionStarted(energyContinues: false)
+    }
+
+    /// Call on every (re)connection. With `energyContinues`, the energy baseline of the previous
+    /// connection is kept: the strap's counter is cumulative since its last reset and keeps
+    /// counting while the link is down, so the first reading after a reconnect yields one
+    /// `activeEnergyBurned` sample spanning the outage (a lower value still reads as a reset).
+    /// `live` uses it so a link loss loses no energy; RR still gets its gap mark.
+    public mutating func connectionStarted(energyContinues: Bool) {
         gapPending = true
         windowStart = nil
-        lastEnergy = nil
+        if !energyContinues { lastEnergy = nil }
         lastRRAt = nil
     }
 

@@ -1,3 +1,4 @@
+import Capture
 import Foundation
 import HealthGateTesting
 import HealthModel
@@ -59,9 +60,21 @@ struct CaptureRecorderTests {
         #expect(throws: CaptureFileError.self) { try CaptureFileWriter(path: "/nonexistent-dir/x.jsonl") }
     }
 
-    @Test func lineFormatIsExact() {
-        let line = CaptureFileWriter.line(receivedAt: Date(timeIntervalSince1970: 1_800_000_000.25), device: Device(name: "H7", localIdentifier: "C4:7C:8D:6A:1F:02"),
-                                          address: BluetoothAddress("C4:7C:8D:6A:1F:02")!, characteristic: 0x2A37, payload: [0x16, 0x48])
-        #expect(line == #"{"address":"C4:7C:8D:6A:1F:02","characteristic":"2A37","device":{"localIdentifier":"C4:7C:8D:6A:1F:02","name":"H7"},"hex":"1648","kind":"ble","t":1800000000.25}"#)
+    @Test func theCaptureReadsBackWithTheCaptureModule() async throws {
+        let path = Self.tempPath()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let stop = StopSignal()
+        let recorder = CaptureRecorder(targets: [LiveSessionTests.chest], connector: { _, _ in try strap.connectSocketPair() },
+                                       policy: LiveSessionTests.fast, stop: stop, writer: try CaptureFileWriter(path: path),
+                                       maxNotifications: 2, transactionTimeout: .seconds(5)) { _ in }
+        let task = Task { try await recorder.run() }
+        #expect(await eventually { strap.notifyHeartRate([0x16, 0x48, 0x00, 0x04]) })
+        strap.notifyHeartRate([0x06, 0x49])
+        _ = try await task.value
+        let records = try CaptureReader(path: path).records
+        #expect(records.count == 2)
+        #expect(records.map(\.payload) == [[0x16, 0x48, 0x00, 0x04], [0x06, 0x49]])
+        #expect(records.allSatisfy { $0.kind == .ble && $0.characteristic == "2A37" && $0.address == "F0:F1:F2:F3:F4:F5" })
+        #expect(records.first?.device.model == "SIM-HR1")
     }
 }

@@ -128,6 +128,26 @@ struct LiveSessionTests {
         #expect(try store.samples(SampleQuery(type: .heartRate)).count == 3)
     }
 
+    @Test func energySpentDuringALinkLossIsNotLost() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store))
+        #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        strap.notifyHeartRate([0x08, 70, 96, 0])    // 96 kJ
+        strap.notifyHeartRate([0x08, 70, 100, 0])   // +4
+        #expect(await eventually { Self.readings(events).count == 2 })
+        strap.disconnect()
+        #expect(await eventually { Self.connections(events, Self.chest) == 2 })
+        strap.notifyHeartRate([0x08, 71, 120, 0])   // +20, spent while the link was down
+        strap.notifyHeartRate([0x08, 72, 132, 0])   // +12
+        #expect(await eventually { Self.readings(events).count == 4 })
+        stop.trigger()
+        _ = try await task.value
+        let energy = try store.samples(SampleQuery(type: .activeEnergyBurned))
+        #expect(energy.map(\.canonicalValue) == [4, 20, 12])
+        #expect(energy.reduce(0) { $0 + $1.canonicalValue } == 132 - 96)
+    }
+
     @Test func rejectedPayloadsAreCountedNotStored() async throws {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()

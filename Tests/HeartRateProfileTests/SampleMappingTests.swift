@@ -149,5 +149,27 @@ import Testing
         #expect(try b.add(payload([1024]), receivedAt: Self.t0.addingTimeInterval(61)).sdnn != nil)
         b.sdnnWindow = nil
         #expect(try b.add(payload([1024, 1024, 1024, 1024]), receivedAt: Self.t0.addingTimeInterval(65)).sdnn == nil)
+@Suite("Energy across a reconnect")
+struct EnergyAcrossReconnectTests {
+    @Test func energyContinuesKeepsTheBaselineAcrossTheOutage() throws {
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        var b = HeartRateSampleBuilder(device: nil, sensorLocation: nil)
+        b.connectionStarted(energyContinues: true)
+        _ = try b.add(HeartRateMeasurement(beatsPerMinute: 70, energyExpendedKJ: 96), receivedAt: t0)
+        b.connectionStarted(energyContinues: true)  // link lost and back 12 s later
+        let out = try b.add(HeartRateMeasurement(beatsPerMinute: 71, energyExpendedKJ: 108), receivedAt: t0.addingTimeInterval(12))
+        let e = try #require(out.energy)
+        #expect(e.canonicalValue == 12)
+        #expect(e.startDate == t0 && e.endDate == t0.addingTimeInterval(12))
+        #expect(out.heartRate?.rrIntervals == nil)
+    }
+
+    @Test func withoutItTheBaselineRestarts() throws {
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        var b = HeartRateSampleBuilder(device: nil, sensorLocation: nil)
+        _ = try b.add(HeartRateMeasurement(beatsPerMinute: 70, energyExpendedKJ: 96), receivedAt: t0)
+        b.connectionStarted()
+        let out = try b.add(HeartRateMeasurement(beatsPerMinute: 71, energyExpendedKJ: 108), receivedAt: t0.addingTimeInterval(12))
+        #expect(out.energy == nil)
     }
 }

@@ -15,14 +15,22 @@ struct ConnectOptions: ParsableArguments {
         valueName: "type"))
     var addressType: AddressType?
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the strap to answer a connection.", valueName: "seconds"))
-    var connectTimeout: Double = 10
+    @Option(name: .long, help: ArgumentHelp(
+        "Seconds one connection attempt waits for the strap.",
+        discussion: "Default 10 for pair and reset-energy; 60 per attempt for live and record, which keep retrying (the kernel connects the moment the strap advertises).",
+        valueName: "seconds"))
+    var connectTimeout: Double?
 
     func validate() throws {
-        guard connectTimeout > 0, connectTimeout <= 300 else {
-            throw ValidationError("--connect-timeout must be between 0 and 300 seconds.")
+        if let connectTimeout, !(connectTimeout > 0 && connectTimeout <= 600) {
+            throw ValidationError("--connect-timeout must be between 0 and 600 seconds.")
         }
     }
+
+    /// The timeout for a one-shot command (pair, reset-energy).
+    var oneShotTimeout: Double { connectTimeout ?? 10 }
+    /// The per-attempt timeout for the reconnecting commands (live, record).
+    var attemptTimeout: Double { connectTimeout ?? 60 }
 }
 
 extension AddressType: ExpressibleByArgument {}

@@ -90,7 +90,7 @@ struct LiveCommand: AsyncParsableCommand {
                 Output.note("Connecting to \(targets.map(\.description).joined(separator: ", ")); Ctrl-C to stop.")
             }
             let session = LiveSession(
-                targets: targets, connector: kernelConnector(adapter: adapter, timeout: connect.connectTimeout),
+                targets: targets, connector: kernelConnector(adapter: adapter, timeout: connect.attemptTimeout),
                 stop: stop, storage: noStore ? nil : HealthStoreLiveStorage(db), maxNotifications: count
             ) { event in
                 if json { Output.json(Self.json(event)) } else { Self.show(event) }

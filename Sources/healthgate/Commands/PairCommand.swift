@@ -58,7 +58,7 @@ struct PairCommand: AsyncParsableCommand {
             let db = try openHealthStore(store)
             let target = try resolveStrap(address, store: db, addressType: connect.addressType)
             let trap = InterruptTrap()
-            let connector = kernelConnector(adapter: adapter, security: bond ? .medium : .low, timeout: connect.connectTimeout)
+            let connector = kernelConnector(adapter: adapter, security: bond ? .medium : .low, timeout: connect.oneShotTimeout)
             let r = try await Pairing.pair(target, connector: connector, alias: name, store: db, stop: trap.stop)
             let info = r.info
             if json {

@@ -63,7 +63,7 @@ struct RecordCommand: AsyncParsableCommand {
             if let duration { Thread { if !stop.wait(seconds: duration) { stop.trigger() } }.start() }
             Output.note("Recording \(target) to \(out); Ctrl-C to stop.")
             let started = Date()
-            let recorder = CaptureRecorder(targets: [target], connector: kernelConnector(adapter: adapter, timeout: connect.connectTimeout),
+            let recorder = CaptureRecorder(targets: [target], connector: kernelConnector(adapter: adapter, timeout: connect.attemptTimeout),
                                            stop: stop, writer: writer, maxNotifications: count) { event in
                 switch event {
                 case .connected(let t, _, let n): Output.note(n == 1 ? "Connected to \(t)." : "Reconnected to \(t) (connection \(n)).")

@@ -30,7 +30,7 @@ struct ResetEnergyCommand: AsyncParsableCommand {
             let db = try openHealthStore(store)
             let target = try resolveStrap(strap, store: db, addressType: connect.addressType)
             let trap = InterruptTrap()
-            let connector = kernelConnector(adapter: adapter, timeout: connect.connectTimeout)
+            let connector = kernelConnector(adapter: adapter, timeout: connect.oneShotTimeout)
             let connection = try await StrapConnection.connect(target, connector: connector, stop: trap.stop)
             defer { connection.close() }
             try await connection.resetEnergyExpended()
