@@ -25,7 +25,8 @@ public struct ReconnectPolicy: Sendable, Hashable {
 
 /// What happens to one strap while a ``StrapRunner`` keeps it connected.
 public enum StrapEvent: Sendable {
-    /// Connected, discovered and subscribed. `connection` counts from 1; above 1 it is a reconnect.
+    /// Connected and discovered; sent just before subscribing (notifications follow).
+    /// `connection` counts from 1; above 1 it is a reconnect.
     case connected(StrapTarget, StrapInfo, connection: Int)
     /// A Heart Rate Measurement payload. `firstOfConnection` marks the first one after each
     /// (re)connection; `connection` is which connection delivered it.
@@ -103,6 +104,9 @@ public final class StrapRunner: Sendable {
                 // The first connection reads everything before subscribing (samples need the
                 // device record); reconnects subscribe first, so data resumes at once.
                 if info == nil { info = try await connection.readInfo() }
+                // Announce the connection before subscribing, so consumers have the device
+                // record and the gap mark in place when the first notification arrives.
+                events(.connected(target, info ?? StrapInfo(), connection: number))
                 let first = FirstFlag()
                 let target = self.target, events = self.events
                 try await connection.subscribeHeartRate { payload, at in
@@ -111,7 +115,6 @@ public final class StrapRunner: Sendable {
                 }
                 if number > 1, let level = try await connection.readBattery() { info?.battery = level }
                 try await connection.subscribeBattery { level, at in events(.battery(target, level: level, receivedAt: at)) }
-                events(.connected(target, info ?? StrapInfo(), connection: number))
                 if let level = info?.battery { events(.battery(target, level: level, receivedAt: Date())) }
                 failures = 0
 

@@ -18,14 +18,17 @@ struct CaptureRecorderTests {
         let recorder = CaptureRecorder(targets: [LiveSessionTests.chest], connector: { _, _ in try strap.connectSocketPair() },
                                        policy: LiveSessionTests.fast, stop: stop, writer: try CaptureFileWriter(path: path),
                                        maxNotifications: payloads.count, transactionTimeout: .seconds(5)) { events.append($0) }
+        Thread { if !stop.wait(seconds: 30) { stop.trigger() } }.start()  // watchdog: fail, never hang
         let task = Task { try await recorder.run() }
         func connections() -> Int { events.all.filter { if case .connected = $0 { true } else { false } }.count }
         #expect(await eventually { connections() == 1 })
+        #expect(await subscribed(strap))
         strap.notifyHeartRate(payloads[0])
         strap.notifyHeartRate(payloads[1])
         #expect(await eventually { events.all.filter { if case .heartRate = $0 { true } else { false } }.count == 2 })
         strap.disconnect()
         #expect(await eventually { connections() == 2 })
+        #expect(await subscribed(strap))
         strap.notifyHeartRate(payloads[2])
         strap.notifyHeartRate(payloads[3])
         let n = try await task.value
@@ -67,6 +70,7 @@ struct CaptureRecorderTests {
         let recorder = CaptureRecorder(targets: [LiveSessionTests.chest], connector: { _, _ in try strap.connectSocketPair() },
                                        policy: LiveSessionTests.fast, stop: stop, writer: try CaptureFileWriter(path: path),
                                        maxNotifications: 2, transactionTimeout: .seconds(5)) { _ in }
+        Thread { if !stop.wait(seconds: 30) { stop.trigger() } }.start()  // watchdog: fail, never hang
         let task = Task { try await recorder.run() }
         #expect(await eventually { strap.notifyHeartRate([0x16, 0x48, 0x00, 0x04]) })
         strap.notifyHeartRate([0x06, 0x49])

@@ -36,6 +36,8 @@ struct LiveSessionTests {
         let session = LiveSession(targets: targets, connector: connector(straps), policy: fast, stop: stop, storage: storage,
                                   flushInterval: flushInterval, maxNotifications: maxNotifications,
                                   transactionTimeout: .seconds(5)) { events.append($0) }
+        // A watchdog: a broken test fails instead of hanging on a count that is never reached.
+        Thread { if !stop.wait(seconds: 30) { stop.trigger() } }.start()
         return (stop, Task { try await session.run() }, events)
     }
 
@@ -54,6 +56,7 @@ struct LiveSessionTests {
         let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
                                            maxNotifications: payloads.count)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         for p in payloads { strap.notifyHeartRate(p) }
         let summary = try await task.value
 
@@ -82,6 +85,7 @@ struct LiveSessionTests {
         let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
                                               flushInterval: 0.05)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         for i in 0..<50 { strap.notifyHeartRate([0x06, UInt8(100 + i)]) }
         #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 50 })  // stored while running
         stop.trigger()
@@ -96,10 +100,12 @@ struct LiveSessionTests {
         let strap = SimulatedPeripheral.heartRateStrap()
         let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store))
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         for i in 0..<3 { strap.notifyHeartRate([0x10, UInt8(70 + i), 0x00, 0x04]) }
         #expect(await eventually { Self.readings(events).count == 3 })
         strap.disconnect()
         #expect(await eventually { Self.connections(events, Self.chest) == 2 })
+        #expect(await subscribed(strap))
         for i in 0..<2 { strap.notifyHeartRate([0x10, UInt8(80 + i), 0x00, 0x04]) }
         #expect(await eventually { Self.readings(events).count == 5 })
         stop.trigger()
@@ -118,6 +124,7 @@ struct LiveSessionTests {
         let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
                                            maxNotifications: 3)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         strap.notifyHeartRate([0x08, 70, 10, 0])   // baseline 10 kJ
         strap.notifyHeartRate([0x00, 71])          // no energy field: nothing invented
         strap.notifyHeartRate([0x08, 72, 16, 0])   // +6 kJ
@@ -133,11 +140,13 @@ struct LiveSessionTests {
         let strap = SimulatedPeripheral.heartRateStrap()
         let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store))
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         strap.notifyHeartRate([0x08, 70, 96, 0])    // 96 kJ
         strap.notifyHeartRate([0x08, 70, 100, 0])   // +4
         #expect(await eventually { Self.readings(events).count == 2 })
         strap.disconnect()
         #expect(await eventually { Self.connections(events, Self.chest) == 2 })
+        #expect(await subscribed(strap))
         strap.notifyHeartRate([0x08, 71, 120, 0])   // +20, spent while the link was down
         strap.notifyHeartRate([0x08, 72, 132, 0])   // +12
         #expect(await eventually { Self.readings(events).count == 4 })
@@ -154,6 +163,7 @@ struct LiveSessionTests {
         let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
                                            maxNotifications: 4)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         for p: [UInt8] in [[], [0x16], [0x01, 0x48], [0x06, 65]] { strap.notifyHeartRate(p) }
         let summary = try await task.value
         #expect(summary.straps[0].rejected == 3)
@@ -167,6 +177,7 @@ struct LiveSessionTests {
         let strap = SimulatedPeripheral.heartRateStrap()
         let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: nil, maxNotifications: 2)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         strap.notifyHeartRate([0x06, 61])
         strap.notifyHeartRate([0x06, 62])
         let summary = try await task.value
@@ -183,6 +194,8 @@ struct LiveSessionTests {
         let (stop, task, events) = Self.start([Self.chest, Self.arm], [Self.chest.address: chestStrap, Self.arm.address: armStrap],
                                               storage: HealthStoreLiveStorage(store))
         #expect(await eventually { Self.connections(events, Self.chest) == 1 && Self.connections(events, Self.arm) == 1 })
+        #expect(await subscribed(chestStrap))
+        #expect(await subscribed(armStrap))
         for i in 0..<5 {
             chestStrap.notifyHeartRate([0x06, UInt8(120 + i)])
             armStrap.notifyHeartRate([0x06, UInt8(90 + i)])
@@ -218,6 +231,7 @@ struct LiveSessionTests {
         let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: FlakyStorage(store),
                                               flushInterval: 0.02)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
+        #expect(await subscribed(strap))
         for i in 0..<10 { strap.notifyHeartRate([0x06, UInt8(50 + i)]) }
         #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 10 })
         stop.trigger()

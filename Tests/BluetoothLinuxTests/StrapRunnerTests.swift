@@ -46,11 +46,13 @@ struct StrapRunnerTests {
         }
 
         #expect(await eventually { connected() == [1] })
+        #expect(await subscribed(strap))
         for bpm: UInt8 in [70, 71, 72] { strap.notifyHeartRate([0x16, bpm, 0x00, 0x04]) }
         #expect(await eventually { beats().count == 3 })
 
         strap.disconnect()  // the strap walks away
         #expect(await eventually { connected() == [1, 2] })
+        #expect(await subscribed(strap))
         strap.notifyHeartRate([0x06, 90])
         #expect(await eventually { beats().count == 4 })
 

@@ -1,3 +1,5 @@
+import GATT
+import HealthGateTesting
 import Foundation
 import Synchronization
 
@@ -17,4 +19,11 @@ func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
         try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+}
+
+
+/// True once the client has enabled Heart Rate Measurement notifications on `strap`'s current
+/// connection (its CCCD reads 0x0001; the simulated strap resets it on every new connection).
+func subscribed(_ strap: SimulatedPeripheral) async -> Bool {
+    await eventually { strap.cccdHandle(of: 0x2A37).flatMap { strap.value(at: $0) } == [0x01, 0x00] }
 }
