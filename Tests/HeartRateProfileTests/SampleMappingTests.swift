@@ -149,6 +149,9 @@ import Testing
         #expect(try b.add(payload([1024]), receivedAt: Self.t0.addingTimeInterval(61)).sdnn != nil)
         b.sdnnWindow = nil
         #expect(try b.add(payload([1024, 1024, 1024, 1024]), receivedAt: Self.t0.addingTimeInterval(65)).sdnn == nil)
+    }
+}
+
 @Suite("Energy across a reconnect")
 struct EnergyAcrossReconnectTests {
     @Test func energyContinuesKeepsTheBaselineAcrossTheOutage() throws {
