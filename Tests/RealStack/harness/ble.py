@@ -17,7 +17,7 @@ def addr(ctx: Context, key: str) -> str:
 
 def pair(ctx: Context, key: str, *extra: str) -> Result:
     """`healthgate pair` as a scenario's setup step: a failure says so."""
-    result = ctx.hg("pair", addr(ctx, key), "--address-type", "random", *extra, timeout=90)
+    result = ctx.hg("pair", addr(ctx, key), *extra, timeout=90)
     ctx.expect(result.rc == 0, f"setup: `healthgate pair {addr(ctx, key)}` (strap {key}) failed, so this "
                                "scenario cannot run its own check", result)
     return result

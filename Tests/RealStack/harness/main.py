@@ -118,8 +118,9 @@ def main(argv: list[str] | None = None) -> int:
         # Run healthgate from the guest's tmpfs: signals never hit a 9p read, and the unprivileged
         # user of the capability scenario can execute it whatever the checkout's permissions are.
         helpers = workdir / "bin"
-        guest.sh(f"mkdir -p {GUEST_TMP}/bin && cp {healthgate} {helpers}/vhci_bridge {helpers}/pairing_agent {GUEST_TMP}/bin/"
-                 f" && chmod 755 {GUEST_TMP}/bin {GUEST_TMP}/bin/*", timeout=60)
+        guest.sh(f"mkdir -p {GUEST_TMP}/bin && cp {healthgate} {GUEST_HEALTHGATE} && "
+                 f"cp {helpers}/vhci_bridge {helpers}/pairing_agent {GUEST_TMP}/bin/ && "
+                 f"chmod 755 {GUEST_TMP}/bin {GUEST_TMP}/bin/*", timeout=60)
         adapter = Adapter(guest, Path(GUEST_TMP) / "bin", say)
         for s in selected:
             outcomes[s.name] = run_one(s, guest, peer, adapter, healthgate, workdir)

@@ -24,7 +24,7 @@ def values(obj) -> list:
 
 @scenario("pair", "pair reads chest location, Device Information strings, battery; devices remembers them", order=30)
 def pair(ctx: Context) -> None:
-    result = ctx.hg("pair", addr(ctx, "A"), "--address-type", "random", "--name", "Chest strap", timeout=90)
+    result = ctx.hg("pair", addr(ctx, "A"), "--name", "Chest strap", timeout=90)
     ctx.expect(result.rc == 0, f"`healthgate pair {addr(ctx, 'A')}` did not exit 0", result)
     ctx.expect(ctx.peer.events("A", "connected", ctx.mark), "strap A never saw a connection from the gateway")
     device = remembered(ctx, "A")
@@ -41,7 +41,7 @@ def pair(ctx: Context) -> None:
 
 @scenario("pair-bond", "pair --bond: Just Works pairing, link encrypted, device remembered", order=35)
 def pair_bond(ctx: Context) -> None:
-    result = ctx.hg("pair", addr(ctx, "B"), "--address-type", "random", "--bond", timeout=90)
+    result = ctx.hg("pair", addr(ctx, "B"), "--bond", timeout=90)
     ctx.expect(result.rc == 0, f"`healthgate pair {addr(ctx, 'B')} --bond` did not exit 0", result)
     paired = ctx.peer.events("B", "paired", ctx.mark)
     failed = ctx.peer.events("B", "pairing-failed", ctx.mark)
