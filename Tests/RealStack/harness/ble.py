@@ -47,12 +47,29 @@ def wait_notifications(ctx: Context, key: str, since: int, count: int, timeout: 
     return sent
 
 
-def quiesce(ctx: Context, keys: list[str]) -> None:
+def quiesce(ctx: Context, keys: list[str]) -> int:
     """Stop the straps' notifications before stopping the gateway, so nothing is in flight when it
-    disconnects: every value the log says was sent must then be in the store."""
+    disconnects: every value the log says was sent must then be in the store. Returns the log
+    position of the hold, for ``settle``."""
+    position = len(ctx.peer.records())
     for key in keys:
         ctx.peer.command("hold", strap=key)
     time.sleep(1.5)
+    return position
+
+
+def settle(ctx: Context, keys: list[str], since: int, timeout: float = 10) -> None:
+    """After the gateway exited, wait until each strap saw its link go down, then let the straps
+    notify again. (The kernel keeps an LE link up about 2 s after the last socket on it closes; a
+    strap notifying into that window would log values no gateway could receive.)"""
+    try:
+        for key in keys:
+            down = ctx.peer.wait_for(lambda: ctx.peer.events(key, "disconnected", since), timeout,
+                                     f"strap {key} to see the link go down")
+            ctx.expect(down, f"strap {key} was still connected {timeout:.0f}s after `healthgate live` exited: "
+                             "the gateway must not leave the strap's link up")
+    finally:
+        release(ctx, keys)
 
 
 def release(ctx: Context, keys: list[str]) -> None:

@@ -168,6 +168,8 @@ def run_one(s: Scenario, guest: Guest, peer: Peer | None, adapter: Adapter, heal
         # btmon writes to the guest's tmpfs: interrupting a process in the middle of a 9p write can
         # wedge the guest's 9p mount (seen here), so captures are copied to the results afterwards.
         btmon = guest.spawn(["btmon", "-w", f"{GUEST_TMP}/{s.name}.snoop"], quiet=True)
+        for key in ctx.straps:      # a scenario starts with every strap notifying normally
+            peer.command("release", strap=key)
         ctx.mark = peer.mark(f"scenario {s.name}")
         s.function(ctx)
         ok, why = True, ""

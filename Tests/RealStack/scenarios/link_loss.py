@@ -1,7 +1,7 @@
 """Link loss: the strap drops the connection, or vanishes (no advertising) for 10 s. The gateway
 must reconnect and re-enable notifications by itself within 5 s of the strap being back, the gap
 must be visible in the data, and nothing else may be lost."""
-from harness.ble import addr, compare, pair, quiesce, release, stop_live, wait_notifications, wait_subscribed, \
+from harness.ble import addr, compare, pair, quiesce, settle, stop_live, wait_notifications, wait_subscribed, \
     when, stored_for
 from harness.core import Context, scenario
 
@@ -25,7 +25,8 @@ def lose_and_recover(ctx: Context, how: str) -> None:
         gone = ctx.peer.events("A", "disconnected", cut)
         ctx.expect(gone, "the strap's connection did not go down (harness problem)")
         # "Back" = advertising again: right after the disconnect (drop) or after 10 s (vanish).
-        back_at = [e for e in ctx.peer.events("A", "advertising-on", cut) if e["t"] >= gone[0]["t"]]
+        back_at = ctx.peer.wait_for(lambda: [e for e in ctx.peer.events("A", "advertising-on", cut)
+                                             if e["t"] >= gone[0]["t"]], 10, "the strap to advertise again")
         ctx.expect(back_at, "the strap never advertised again (harness problem)")
         back_t = back_at[0]["t"]
         again = wait_subscribed(ctx, "A", cut, timeout=30 + BACK_WITHIN, process=process)
@@ -35,10 +36,11 @@ def lose_and_recover(ctx: Context, how: str) -> None:
                                          f"back (advertising); expected within {BACK_WITHIN:.0f}s")
         n_before = len(ctx.peer.notifications("A", since))
         wait_notifications(ctx, "A", since, n_before + 8, timeout=30)
-        quiesce(ctx, ["A"])
+        held = quiesce(ctx, ["A"])
         stop_live(ctx, process)
+        settle(ctx, ["A"], held)
     finally:
-        release(ctx, ["A"])
+        ctx.peer.command("release", strap="A")
     sent = ctx.peer.notifications("A", since)
     heart = ctx.samples("heartRate")
     compare(ctx, "A", sent, heart, ctx.samples("activeEnergyBurned"))

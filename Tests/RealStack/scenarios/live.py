@@ -1,5 +1,5 @@
 """`healthgate live --json`: ≥ 20 notifications; the stored samples equal what the strap sent."""
-from harness.ble import addr, compare, live_objects, pair, quiesce, release, stop_live, wait_notifications, \
+from harness.ble import addr, compare, live_objects, pair, quiesce, settle, stop_live, wait_notifications, \
     wait_subscribed
 from harness.core import Context, scenario
 
@@ -9,13 +9,11 @@ def live(ctx: Context) -> None:
     pair(ctx, "A")
     since = ctx.peer.mark("live starts")
     process = ctx.hg_spawn("live", addr(ctx, "A"), "--json")
-    try:
-        wait_subscribed(ctx, "A", since, process=process)
-        wait_notifications(ctx, "A", since, 24, timeout=60)
-        quiesce(ctx, ["A"])
-        result = stop_live(ctx, process)
-    finally:
-        release(ctx, ["A"])
+    wait_subscribed(ctx, "A", since, process=process)
+    wait_notifications(ctx, "A", since, 24, timeout=60)
+    held = quiesce(ctx, ["A"])
+    result = stop_live(ctx, process)
+    settle(ctx, ["A"], held)
     sent = ctx.peer.notifications("A", since)
     shown = live_objects(ctx, result.stdout)
     ctx.expect(len(shown) >= 20, f"`live --json` printed {len(shown)} measurement objects, expected ≥ 20 "

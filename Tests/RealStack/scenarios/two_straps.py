@@ -1,5 +1,5 @@
 """Two straps on the same air at once: both captured, each sample tagged with its own device."""
-from harness.ble import compare, pair, quiesce, release, stop_live, wait_notifications, wait_subscribed
+from harness.ble import compare, pair, quiesce, settle, stop_live, wait_notifications, wait_subscribed
 from harness.core import Context, scenario
 
 
@@ -9,15 +9,13 @@ def two_straps(ctx: Context) -> None:
     pair(ctx, "B")
     since = ctx.peer.mark("two straps start")
     process = ctx.hg_spawn("live", "--json")          # default: every remembered strap
-    try:
-        wait_subscribed(ctx, "A", since, process=process)
-        wait_subscribed(ctx, "B", since, process=process)
-        wait_notifications(ctx, "A", since, 12, timeout=30)
-        wait_notifications(ctx, "B", since, 12, timeout=30)
-        quiesce(ctx, ["A", "B"])
-        stop_live(ctx, process)
-    finally:
-        release(ctx, ["A", "B"])
+    wait_subscribed(ctx, "A", since, process=process)
+    wait_subscribed(ctx, "B", since, process=process)
+    wait_notifications(ctx, "A", since, 12, timeout=30)
+    wait_notifications(ctx, "B", since, 12, timeout=30)
+    held = quiesce(ctx, ["A", "B"])
+    stop_live(ctx, process)
+    settle(ctx, ["A", "B"], held)
     heart, energy = ctx.samples("heartRate"), ctx.samples("activeEnergyBurned")
     sent_a, sent_b = ctx.peer.notifications("A", since), ctx.peer.notifications("B", since)
     ctx.expect(len(heart) == len(sent_a) + len(sent_b),
