@@ -192,5 +192,9 @@ class Guest:
             try:
                 self.vng.wait(timeout=60)
             except subprocess.TimeoutExpired:
+                pass
+            try:       # vng and its QEMU child share a process group (start_new_session)
                 os.killpg(self.vng.pid, signal.SIGKILL)
-                self.vng.wait()
+            except ProcessLookupError:
+                pass
+            self.vng.wait()

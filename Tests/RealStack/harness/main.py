@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import importlib
 import json
 import os
@@ -102,6 +103,21 @@ def main(argv: list[str] | None = None) -> int:
     selected = [s for s in ordered if not args.scenario or s.name in args.scenario]
 
     workdir = Path(args.workdir).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    lock = open(workdir / ".lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"another real-stack run is using {workdir} (its sockets and results would collide); "
+              "wait for it, or pass --workdir DIR")
+        print(f"0 passed, {len(selected)} failed")
+        return 1
+    # SIGTERM/SIGHUP (e.g. `timeout`, a closed terminal) unwind like Ctrl-C, so the guest and the
+    # peer are always shut down: a QEMU left behind would eat a core for nothing.
+    def interrupted(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
     shutil.rmtree(workdir / "results", ignore_errors=True)
     (workdir / "results").mkdir(parents=True, exist_ok=True)
     outcomes: dict[str, tuple[bool, str, float]] = {}
