@@ -35,7 +35,7 @@ swift test --skip-build 2>&1
 # 2–5 minutes, most of it the boot under software emulation. REALSTACK_SCENARIOS lists the
 # scenarios that must pass on main; `Tests/RealStack/run` with no arguments runs them all.
 echo "== real-stack harness (Tests/RealStack/run)"
-REALSTACK_SCENARIOS=${REALSTACK_SCENARIOS:-"errors-no-adapter stack scan"}
+REALSTACK_SCENARIOS=${REALSTACK_SCENARIOS:-"errors-no-adapter stack scan errors-not-root"}
 realstack_args=()
 for s in $REALSTACK_SCENARIOS; do realstack_args+=(--scenario "$s"); done
 Tests/RealStack/run --healthgate "$(swift build --show-bin-path)/healthgate" "${realstack_args[@]}"
