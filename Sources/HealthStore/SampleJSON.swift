@@ -128,6 +128,14 @@ public enum SampleJSON {
                                   source: source, device: device, metadata: metadata, rrIntervals: rr)
     }
 
+    /// True for a JSON `true`/`false` (or a Swift Bool), false for the numbers 0 and 1, which
+    /// Foundation on Linux also lets `as? Bool` / `is Bool` match.
+    static func isBoolean(_ x: Any) -> Bool {
+        if type(of: x) == Bool.self { return true }
+        guard let n = x as? NSNumber else { return false }
+        return !CFNumberLike.isPlainNumber(n)
+    }
+
     static func number(_ x: Any?) -> Double? {
         guard let n = x as? NSNumber, !(x is Bool) || CFNumberLike.isPlainNumber(n) else { return nil }
         return n.doubleValue
@@ -199,7 +207,7 @@ public enum SampleJSON {
                 guard let n = number(v), n == n.rounded(), abs(n) < 9e15 else { throw DecodeError(message: "syncVersion must be an integer") }
                 m.syncVersion = Int(n)
             case "wasUserEntered":
-                guard let b = v as? Bool else { throw DecodeError(message: "wasUserEntered must be true or false") }
+                guard isBoolean(v), let b = v as? Bool else { throw DecodeError(message: "wasUserEntered must be true or false") }
                 m.wasUserEntered = b
             default:
                 m.user[key] = try userValue(key, v)
@@ -211,7 +219,7 @@ public enum SampleJSON {
     /// A user metadata value from JSON or command-line text.
     static func userValue(_ key: String, _ v: Any) throws -> MetadataValue {
         if let s = v as? String { return parseUserText(s) }
-        if v is Bool { throw DecodeError(message: "metadata '\(key)' is a boolean; values are strings, numbers or dates") }
+        if isBoolean(v) { throw DecodeError(message: "metadata '\(key)' is a boolean; values are strings, numbers or dates") }
         if let n = number(v) { return .number(n) }
         throw DecodeError(message: "metadata '\(key)' must be a string, a number or a date")
     }

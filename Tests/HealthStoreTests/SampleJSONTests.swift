@@ -36,6 +36,22 @@ struct SampleJSONTests {
         #expect(c.uuid != a.uuid)
     }
 
+    @Test("metadata numbers 0 and 1 stay numbers; true/false are refused as user values")
+    func zeroAndOneAreNumbers() throws {
+        let s = try SampleJSON.sample(fromLine: """
+            {"type":"stepCount","value":5,"start":"2026-11-02T08:00:00Z","metadata":{"seq":0,"boot":1,"wasUserEntered":true}}
+            """)
+        #expect(s.metadata.user["seq"] == .number(0))
+        #expect(s.metadata.user["boot"] == .number(1))
+        #expect(s.metadata.wasUserEntered == true)
+        #expect(throws: (any Error).self) {
+            try SampleJSON.sample(fromLine: #"{"type":"stepCount","value":5,"start":"2026-11-02","metadata":{"flag":true}}"#)
+        }
+        #expect(throws: (any Error).self) {
+            try SampleJSON.sample(fromLine: #"{"type":"stepCount","value":5,"start":"2026-11-02","metadata":{"wasUserEntered":1}}"#)
+        }
+    }
+
     @Test("bad lines say what is wrong", arguments: [
         ("[1]", "JSON object"), ("{", "not valid JSON"), (#"{"value":1,"start":"2026-11-02"}"#, "type"),
         (#"{"type":"stepCount","value":true,"start":"2026-11-02"}"#, "value"),
