@@ -31,11 +31,11 @@ echo "== unit and integration tests"
 swift test --skip-build 2>&1
 
 # ---- Real-stack harness (issue 4): healthgate against the real Linux Bluetooth stack in a QEMU/TCG
-# guest and an independent Bumble strap (docs/realstack.md). One guest boot; wall time about
-# 2–5 minutes, most of it the boot under software emulation. REALSTACK_SCENARIOS lists the
-# scenarios that must pass on main; `Tests/RealStack/run` with no arguments runs them all.
+# guest and an independent Bumble strap, plus the serial hot-plug scenarios (docs/realstack.md).
+# One guest boot for all 15 scenarios; measured 334 s in all (boot 57 s) on this machine kind, and
+# about 10 minutes while other builds loaded both cores. It ends with "N passed, M failed".
+# REALSTACK_SCENARIOS="a b" narrows it (e.g. while a scenario is known broken); default: all.
 echo "== real-stack harness (Tests/RealStack/run)"
-REALSTACK_SCENARIOS=${REALSTACK_SCENARIOS:-"errors-no-adapter stack scan errors-not-root"}
 realstack_args=()
-for s in $REALSTACK_SCENARIOS; do realstack_args+=(--scenario "$s"); done
+for s in ${REALSTACK_SCENARIOS:-}; do realstack_args+=(--scenario "$s"); done
 Tests/RealStack/run --healthgate "$(swift build --show-bin-path)/healthgate" "${realstack_args[@]}"
