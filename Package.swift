@@ -94,7 +94,7 @@ let package = Package(
                 "HealthModel",
                 "HealthStore",
                 "BluetoothLinux",
-                "Ingest", "Gateway", "HealthGateTesting", "GATT", "HeartRateProfile", "Capture",
+                "Ingest", "Gateway", "HealthGateTesting", "GATT", "HeartRateProfile", "Capture", "CSQLite",
                 "SerialPedometer",
                 "Udev",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

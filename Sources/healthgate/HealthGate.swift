@@ -39,6 +39,7 @@ struct HealthGate: AsyncParsableCommand {
             // Ingestion daemon, demo, replay, bench (issue 6)
             RunCommand.self,
             DemoCommand.self,
+            BenchCommand.self,
 
             // Change feed and observation (issue 7)
             ChangesCommand.self,
