@@ -77,7 +77,7 @@ let package = Package(
         .target(
             name: "Gateway",
             dependencies: [
-                "Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer",
+                "Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Capture",
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
             ],

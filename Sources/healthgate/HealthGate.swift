@@ -40,6 +40,7 @@ struct HealthGate: AsyncParsableCommand {
             RunCommand.self,
             DemoCommand.self,
             BenchCommand.self,
+            ReplayCommand.self,
 
             // Change feed and observation (issue 7)
             ChangesCommand.self,

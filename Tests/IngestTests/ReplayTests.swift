@@ -1,0 +1,48 @@
+import Foundation
+import HealthModel
+import HealthStore
+import Testing
+
+/// `healthgate replay` over the shipped captures, as a real child process.
+@Suite(.serialized) struct ReplayTests {
+    let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("samples")
+
+    func replay(_ file: String, _ extra: [String] = []) async throws -> (Int32, [String: Any], String) {
+        let db = tempDBPath("replay")
+        let child = try Child(["replay", samples.appendingPathComponent(file).path, "--db", db, "--json"] + extra)
+        let status = await offThread { child.wait() }
+        let obj = (try? JSONSerialization.jsonObject(with: Data(child.stdout.utf8))) as? [String: Any] ?? [:]
+        return (status, obj, db)
+    }
+
+    @Test func everyHeartRateNotificationOfTheStrapSessionIsStored() async throws {
+        let (status, summary, db) = try await replay("strap-session.capture.jsonl", ["--max"])
+        #expect(status == 0)
+        let records = try #require(summary["records"] as? Int)
+        let skipped = try #require(summary["skippedNotifications"] as? Int)
+        #expect(records == 300)
+        #expect(skipped > 0, "the capture has contact losses (0 bpm) that must be skipped, not stored")
+        #expect(summary["committed"] as? Int == records - skipped)
+        #expect(summary["dropped"] as? Int == 0)
+        let store = try HealthStore(path: db)
+        #expect(try store.count(SampleQuery(type: .heartRate)) == records - skipped)
+        // Sample times are the capture's receipt times, not the replay's.
+        let first = try #require(try store.samples(SampleQuery(type: .heartRate, limit: 1)).first)
+        #expect(abs(first.startDate.timeIntervalSince1970 - 1_790_000_000.01) < 0.001)
+    }
+
+    @Test func thePedometerSessionBecomesStepIntervalsAndCountsItsGarbage() async throws {
+        let (status, summary, db) = try await replay("pedometer-session.capture.jsonl", ["--speed", "1000"])
+        #expect(status == 0)
+        #expect((summary["rejectedLines"] as? Int ?? 0) > 0)
+        let committed = try #require(summary["committed"] as? Int)
+        #expect(committed > 0)
+        #expect(try HealthStore(path: db).count(SampleQuery(type: .stepCount)) == committed)
+    }
+
+    @Test func aMissingFileExits66() async throws {
+        let (status, _, _) = try await replay("no-such.capture.jsonl")
+        #expect(status == 66)
+    }
+}
