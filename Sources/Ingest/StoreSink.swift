@@ -42,50 +42,43 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
         do {
             try store.write { w in
                 let ins = try w.connection.prepare(StoreWriter.insertSQL)
-                var typeIDs: [UInt16: (Int64, Bool)] = [:]
-                var sourceIDs: [UInt16: Int64] = [:]
-                var deviceIDs: [UInt16: Int64] = [:]
+                let h = ins.handle   // raw binds: this loop is the ingest fast path
+                let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+                // Slot -> row id, resolved once per batch (arrays, not dictionaries).
+                var typeIDs = [Int64](repeating: -1, count: table.types.count)
+                var sourceIDs = [Int64](repeating: -1, count: table.sources.count)
+                var deviceIDs = [Int64](repeating: -1, count: table.devices.count)
+                let heartRateSlot = table.types.firstIndex(of: .heartRate).map { UInt16($0) }
                 var uuid = (UInt64(0), UInt64(0))
                 var rr = (UInt64(0), UInt64(0), UInt64(0))
+                // Columns 8, 10–13 stay NULL (prepare() cleared the bindings): never bound here.
                 for r in records {
-                    let (typeID, isHeartRate): (Int64, Bool)
-                    if let known = typeIDs[r.typeSlot] { (typeID, isHeartRate) = known } else {
-                        guard Int(r.typeSlot) < table.types.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
-                        let t = table.types[Int(r.typeSlot)]
-                        (typeID, isHeartRate) = (try w.typeID(t), t == .heartRate)
-                        typeIDs[r.typeSlot] = (typeID, isHeartRate)
-                    }
-                    let sourceID: Int64
-                    if let known = sourceIDs[r.sourceSlot] { sourceID = known } else {
-                        guard Int(r.sourceSlot) < table.sources.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
-                        sourceID = try w.sourceID(table.sources[Int(r.sourceSlot)])
-                        sourceIDs[r.sourceSlot] = sourceID
-                    }
+                    let ts = Int(r.typeSlot), ss = Int(r.sourceSlot)
+                    guard ts < typeIDs.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
+                    guard ss < sourceIDs.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
+                    if typeIDs[ts] < 0 { typeIDs[ts] = try w.typeID(table.types[ts]) }
+                    if sourceIDs[ss] < 0 { sourceIDs[ss] = try w.sourceID(table.sources[ss]) }
                     nextUUID(&uuid)
-                    withUnsafeBytes(of: &uuid) { ins.bind(1, bytes: $0) }
-                    ins.bind(2, typeID)
-                    ins.bind(3, r.value)
-                    ins.bind(4, r.start)
-                    ins.bind(5, r.end)
-                    ins.bind(6, sourceID)
-                    if r.deviceSlot == SlotTable.noDevice || Int(r.deviceSlot) >= table.devices.count {
-                        ins.bindNull(7)
-                    } else if let known = deviceIDs[r.deviceSlot] {
-                        ins.bind(7, known)
+                    withUnsafeBytes(of: &uuid) { _ = sqlite3_bind_blob(h, 1, $0.baseAddress, 16, transient) }
+                    sqlite3_bind_int64(h, 2, typeIDs[ts])
+                    sqlite3_bind_double(h, 3, r.value)
+                    sqlite3_bind_double(h, 4, r.start)
+                    sqlite3_bind_double(h, 5, r.end)
+                    sqlite3_bind_int64(h, 6, sourceIDs[ss])
+                    let ds = Int(r.deviceSlot)
+                    if r.deviceSlot == SlotTable.noDevice || ds >= deviceIDs.count {
+                        sqlite3_bind_null(h, 7)
                     } else {
-                        let id = try w.deviceID(table.devices[Int(r.deviceSlot)])
-                        deviceIDs[r.deviceSlot] = id
-                        ins.bind(7, id)
+                        if deviceIDs[ds] < 0 { deviceIDs[ds] = try w.deviceID(table.devices[ds]) }
+                        sqlite3_bind_int64(h, 7, deviceIDs[ds])
                     }
-                    ins.bindNull(8)
-                    if isHeartRate {
+                    if r.typeSlot == heartRateSlot {
                         let contact: SensorContact = !r.flags.contains(.contactSupported) ? .notSupported
                             : r.flags.contains(.contactDetected) ? .detected : .notDetected
-                        ins.bind(9, contact.rawValue)
+                        sqlite3_bind_int64(h, 9, Int64(contact.rawValue))
                     } else {
-                        ins.bindNull(9)
+                        sqlite3_bind_null(h, 9)
                     }
-                    ins.bindNull(10); ins.bindNull(11); ins.bindNull(12); ins.bindNull(13)
                     if r.rrCount > 0 {
                         // RR column: little-endian UInt16 ticks, oldest first (as the store writes).
                         rr = (0, 0, 0)
@@ -97,13 +90,15 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                                     out[i * 2 + 1] = UInt8(t >> 8)
                                 }
                             }
-                            ins.bind(14, bytes: UnsafeRawBufferPointer(rebasing: out[0..<(Int(r.rrCount) * 2)]))
+                            _ = sqlite3_bind_blob(h, 14, out.baseAddress, Int32(r.rrCount) * 2, transient)
                         }
-                        ins.bind(15, r.flags.contains(.rrPrecededByGap) ? 1 : 0)
+                        sqlite3_bind_int64(h, 15, r.flags.contains(.rrPrecededByGap) ? 1 : 0)
                     } else {
-                        ins.bindNull(14); ins.bindNull(15)
+                        sqlite3_bind_null(h, 14); sqlite3_bind_null(h, 15)
                     }
-                    try ins.run()
+                    let rc = sqlite3_step(h)
+                    sqlite3_reset(h)
+                    guard rc == SQLITE_DONE else { throw w.connection.error(rc, "inserting a batch of samples") }
                 }
             }
         } catch let e as SinkError {
