@@ -16,10 +16,18 @@ def addr(ctx: Context, key: str) -> str:
 
 
 def pair(ctx: Context, key: str, *extra: str) -> Result:
-    """`healthgate pair` as a scenario's setup step: a failure says so."""
+    """`healthgate pair` as a scenario's setup step: a failure says so. Returns once the strap has
+    seen pair's link go down: the kernel keeps an LE link up about 2 s after the last socket on it
+    closes, and a next command connecting inside that window reuses the link, so the strap would
+    log no new connection (and a check that the command really connected could not tell)."""
+    since = ctx.peer.mark(f"pair {key}")
     result = ctx.hg("pair", addr(ctx, key), *extra, timeout=90)
     ctx.expect(result.rc == 0, f"setup: `healthgate pair {addr(ctx, key)}` (strap {key}) failed, so this "
                                "scenario cannot run its own check", result)
+    down = ctx.peer.wait_for(lambda: ctx.peer.events(key, "disconnected", since), 10,
+                             f"strap {key} to see pair's link go down")
+    ctx.expect(down, f"strap {key} was still connected 10s after `healthgate pair` exited: the gateway "
+                     "must not leave the strap's link up", result)
     return result
 
 

@@ -12,6 +12,7 @@ import re
 import shlex
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
@@ -129,7 +130,8 @@ class Context:
         except json.JSONDecodeError as error:
             self.fail(f"`healthgate samples --json` did not print a JSON array ({error})", result)
         self.expect(isinstance(value, list), "`healthgate samples --json` did not print a JSON array", result)
-        return sorted(value, key=lambda s: (s.get("start", ""), s.get("end", "")))
+        # Sort by time, not by text: "…:19Z" sorts after "…:19.726Z" as a string ('.' < 'Z').
+        return sorted(value, key=lambda s: (_instant(s.get("start")), _instant(s.get("end"))))
 
     def cleanup(self) -> None:
         for process in list(self.spawned):
@@ -170,3 +172,10 @@ def one_sentence(stderr: str) -> bool:
     text = stderr.strip()
     return (0 < len(text) <= 600 and "Fatal error" not in text and "Stack dump" not in text
             and not re.search(r"\bat /.*\.swift:\d+", text))
+
+
+def _instant(text: str | None) -> float:
+    """An ISO 8601 timestamp from the CLI as Unix seconds (missing → -inf, so it sorts first)."""
+    if not text:
+        return float("-inf")
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
