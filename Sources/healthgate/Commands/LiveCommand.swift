@@ -59,6 +59,10 @@ struct LiveCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reporting {
+            if let owner = DaemonLock.owner(ofDatabase: store.path) {
+                try followDaemon(pid: owner.pid, straps: owner.straps)
+                return
+            }
             let adapter = try connect.adapterOption.resolve()
             let db = try openHealthStore(store)
             var targets: [StrapTarget] = []
@@ -103,6 +107,37 @@ struct LiveCommand: AsyncParsableCommand {
             }
             if summary.unsaved > 0 {
                 throw CLIFailure("\(summary.unsaved) samples could not be saved because the store kept failing: check the disk and `--db`, then record again.", code: .ioError)
+            }
+        }
+    }
+
+    // MARK: A daemon owns the straps
+
+    /// `healthgate run` holds the straps (a strap allows one connection, often): instead of
+    /// fighting it for them, show what it commits, as it commits it (docs/change-feed.md).
+    private func followDaemon(pid: Int, straps daemonStraps: [String]) throws {
+        let wanted = straps.map { $0.uppercased() }
+        Console.note("`healthgate run` (pid \(pid)) owns the straps\(daemonStraps.isEmpty ? "" : " (" + daemonStraps.joined(separator: ", ") + ")") and \(store.path): showing the readings it stores instead of connecting. Stop it to connect directly; Ctrl-C to stop.")
+        let observer = try ChangeObserver(path: store.path, types: [.heartRate, .activeEnergyBurned], start: .now)
+        let deadline = duration.map { Date().addingTimeInterval($0) }
+        var shown = 0
+        try observer.run(while: { (deadline.map { Date() < $0 } ?? true) && (count.map { shown < $0 } ?? true) }) { change in
+            for sample in change.samples {
+                let device = [sample.device?.name, sample.device?.localIdentifier].compactMap { $0 }
+                if !wanted.isEmpty, !wanted.contains(where: { w in device.contains { $0.uppercased().contains(w) } }) { continue }
+                if json {
+                    var object = try SampleJSON.object(sample)
+                    object["event"] = sample.type == .heartRate ? "heartRate" : "energy"
+                    object["from"] = "daemon"
+                    JSONOutput.emit(object)
+                } else {
+                    let rr = sample.rrIntervals.map { "  RR " + $0.ticks.map(String.init).joined(separator: " ") } ?? ""
+                    let contact = sample.metadata.sensorContact.map { "  contact \($0.name)" } ?? ""
+                    print("\(ISO8601.string(sample.endDate))  \(device.first ?? "strap")  "
+                          + "\(Table.number(sample.quantity.value)) \(sample.quantity.unit.unitString)\(contact)\(rr)")
+                    fflush(nil)
+                }
+                if sample.type == .heartRate { shown += 1 }
             }
         }
     }

@@ -54,6 +54,10 @@ struct RunCommand: ParsableCommand {
             let path = explicit ? store.path : (cfg.databasePath ?? store.path)
             let db: HealthStore
             do { db = try HealthStore(path: path) } catch let e as StoreError { throw storeFailure(e) }
+            // Tells `live` (and a second `run`) that this process owns the straps and the store;
+            // the kernel releases it when the process ends, however it ends.
+            let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.map(\.address))
+            defer { withExtendedLifetime(daemonLock) {} }
             let runtime = try GatewayRuntime(store: db, configuration: cfg.ingest, logger: logger)
 
             let adapterChoice = try adapter.map { name -> Adapter in
