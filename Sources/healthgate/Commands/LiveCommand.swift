@@ -22,6 +22,10 @@ struct LiveCommand: AsyncParsableCommand {
             marks the gap. Ctrl-C (or SIGTERM, --duration, --count) disconnects cleanly, saves \
             what is pending and prints a summary: duration, samples, min/avg/max bpm.
 
+            When `healthgate run` owns this store (it holds a lock on <db>.daemon), live does not \
+            fight it for the straps: it says so on stderr and shows the heart-rate and energy \
+            samples the daemon commits, as they land (see docs/change-feed.md).
+
             With --json every event is one JSON object per line: `event` is connected, heartRate, \
             battery, disconnected, connectFailed, storeFailed or summary; heartRate lines carry t \
             (receipt, Unix seconds), address, bpm, sensorContact, energyExpendedKJ, rr (ticks), \

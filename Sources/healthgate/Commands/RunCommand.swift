@@ -25,8 +25,13 @@ struct RunCommand: ParsableCommand {
             and exits 0. A SIGKILL or power cut loses at most the samples of one flush window \
             (docs/ingestion.md); the database stays sound.
 
+            One daemon per store: run holds a lock on <db>.daemon while it lives, so `healthgate \
+            live` shows the daemon's readings instead of competing for the straps, and a second \
+            run on the same database is refused.
+
             Exit codes: 0 stopped cleanly, 78 configuration error (the message names file and \
-            line), 74 the store could not be opened or written at shutdown.
+            line), 74 the store could not be opened or written at shutdown, 75 another run already \
+            owns the database.
 
             Examples:
               healthgate run --config /etc/healthgate/healthgate.toml
