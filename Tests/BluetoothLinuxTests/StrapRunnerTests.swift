@@ -63,7 +63,9 @@ struct StrapRunnerTests {
         #expect(strap.connectionCount == 2)
         #expect(Self.cccdWrites(strap) == 2)  // notifications re-enabled on the new link
         #expect(events.all.contains { if case .disconnected = $0 { true } else { false } })
-        #expect(events.all.contains { if case .battery(_, 87, _) = $0 { true } else { false } })
+        // Battery is read and subscribed after heart rate on each link, so it may still be in
+        // flight when the fourth beat lands: wait for it rather than race it.
+        #expect(await eventually { events.all.contains { if case .battery(_, 87, _) = $0 { true } else { false } } })
 
         stop.trigger()
         try await task.value

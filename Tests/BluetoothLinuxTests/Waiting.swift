@@ -12,7 +12,7 @@ final class Collector<T: Sendable>: Sendable {
 
 /// Waits (polling) until `condition` holds or `seconds` pass; returns whether it held. The bound
 /// only keeps a broken test from hanging: no test asserts how long anything took.
-func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+func eventually(_ seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
         if condition() { return true }
