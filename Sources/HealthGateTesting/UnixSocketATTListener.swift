@@ -1,0 +1,107 @@
+import Foundation
+import GATT
+import Synchronization
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The serving side of an ATT channel on a Unix-domain socket: listens on a `SOCK_SEQPACKET`
+/// socket at ``path`` and hands every accepted connection, as a ``SocketATTBearer``, to a
+/// handler (a ``SimulatedPeripheral`` serves it). The connecting side is
+/// ``SocketATTBearer/connect(unixSocket:)``, which `healthgate run` uses for a strap configured
+/// with `socket = …`.
+///
+/// ``close()`` stops accepting and removes the socket file, so the path "goes away" like a
+/// strap walking off; a new listener on the same path brings it back.
+public final class UnixSocketATTListener: Sendable {
+    /// The socket's path.
+    public let path: String
+    private let fd: Int32
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private let closed = Atomic<Bool>(false)
+    private let acceptorDone = DispatchSemaphore(value: 0)
+
+    /// Listens at `path` (a stale socket file there is replaced) and accepts on a thread of its
+    /// own, calling `onConnection` for each client.
+    /// - Throws: ``ATTBearerError`` when the socket cannot be made, bound or listened on.
+    public init(path: String, onConnection: @escaping @Sendable (SocketATTBearer) -> Void) throws {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard !bytes.isEmpty, bytes.count <= SocketATTBearer.maximumUnixSocketPathLength else {
+            throw ATTBearerError.system(call: "bind \(path)", errno: ENAMETOOLONG, message: "the socket path is too long")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ATTBearerError.fromErrno("socket(AF_UNIX, SOCK_SEQPACKET)") }
+        unlink(path)
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            let error = ATTBearerError.fromErrno("bind/listen \(path)")
+            Glibc.close(fd)
+            throw error
+        }
+        var pipeFDs: [Int32] = [-1, -1]
+        guard pipe(&pipeFDs) == 0 else {
+            let error = ATTBearerError.fromErrno("pipe")
+            Glibc.close(fd)
+            throw error
+        }
+        for p in pipeFDs { _ = fcntl(p, F_SETFD, FD_CLOEXEC) }
+        self.path = path
+        self.fd = fd
+        self.wakeRead = pipeFDs[0]
+        self.wakeWrite = pipeFDs[1]
+        let wake = pipeFDs[0]
+        let thread = Thread { [self] in
+            while !closed.load(ordering: .acquiring) {
+                var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+                let n = poll(&fds, 2, -1)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 || fds[1].revents != 0 { break }
+                let client = accept(fd, nil, nil)
+                if client < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    break   // shut down by close(), or the socket failed
+                }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                if closed.load(ordering: .acquiring) { Glibc.close(client); break }
+                guard let bearer = try? SocketATTBearer(fileDescriptor: client) else { Glibc.close(client); continue }
+                onConnection(bearer)
+            }
+            acceptorDone.signal()
+        }
+        thread.name = "att-listener"
+        thread.start()
+    }
+
+    /// Stops accepting, waits for the accepting thread and removes the socket file. Connections
+    /// already handed out stay up (close them through their handler, e.g.
+    /// ``SimulatedPeripheral/disconnect()``). Idempotent.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        unlink(path)
+        var one: UInt8 = 1
+        _ = write(wakeWrite, &one, 1)   // wakes the accepting thread's poll
+        acceptorDone.wait()
+        Glibc.close(fd)
+        Glibc.close(wakeRead)
+        Glibc.close(wakeWrite)
+    }
+}
+
+extension SimulatedPeripheral {
+    /// Serves this peripheral on a Unix-domain socket at `path`: every client that connects gets
+    /// a fresh connection (CCCDs reset, the previous link closed), as a strap that allows one
+    /// central at a time.
+    /// - Throws: ``ATTBearerError`` when the socket cannot be set up.
+    public func listen(onUnixSocket path: String) throws -> UnixSocketATTListener {
+        try UnixSocketATTListener(path: path) { [self] bearer in serve(bearer) }
+    }
+}
