@@ -1,18 +1,23 @@
 import Foundation
+import GATT
 import Ingest
 import TOMLKit
 
 /// The daemon's configuration, read from a TOML file (`samples/healthgate.toml` documents every
 /// key). Unknown keys and wrong types are errors that name the file and line.
 public struct GatewayConfig: Sendable, Equatable {
-    /// A strap to keep connected.
+    /// A strap to keep connected: over Bluetooth (``address``) or over a Unix-domain socket
+    /// that carries its ATT channel (``socket``); exactly one of the two is set.
     public struct Strap: Sendable, Equatable {
-        /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF` (upper case).
-        public var address: String
-        /// `public` or `random` (LE address type).
+        /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF` (upper case), when reached over the radio.
+        public var address: String?
+        /// `public` or `random` (LE address type; meaningful with ``address``).
         public var addressType: String
         /// A name for logs and the device registry.
         public var name: String?
+        /// The path of a `SOCK_SEQPACKET` Unix-domain socket carrying the strap's ATT channel,
+        /// one PDU per message (a BLE proxy, a remote radio, `healthgate simulate`).
+        public var socket: String?
     }
 
     /// A rule that picks serial ports to open as pedometers.
@@ -226,18 +231,38 @@ private struct Parser {
 
         for (i, t) in try tables(root, "strap").enumerated() {
             let place = Place(table: "strap", index: i)
-            try checkKeys(t, allowed: ["address", "address_type", "name"], at: place)
-            guard let address = try string(t, "address", at: place) else {
-                throw fail(place, "missing 'address' (the strap's Bluetooth address, \"AA:BB:CC:DD:EE:FF\"; `healthgate scan` lists them)")
+            try checkKeys(t, allowed: ["address", "address_type", "name", "socket"], at: place)
+            let address = try string(t, "address", at: place)
+            let socket = try string(t, "socket", at: place)
+            switch (address, socket) {
+            case (nil, nil):
+                throw fail(place, "missing 'address' (the strap's Bluetooth address, \"AA:BB:CC:DD:EE:FF\"; `healthgate scan` lists them) or 'socket' (a Unix socket carrying its ATT channel)")
+            case (.some, .some):
+                throw fail(Place(table: "strap", index: i, key: "socket"), "give either 'address' (over Bluetooth) or 'socket' (over a Unix socket), not both")
+            default: break
             }
-            guard Self.isAddress(address) else {
+            if let address, !Self.isAddress(address) {
                 throw fail(Place(table: "strap", index: i, key: "address"), "'\(address)' is not a Bluetooth address (six hex bytes with colons, AA:BB:CC:DD:EE:FF)")
             }
-            let type = try string(t, "address_type", at: place) ?? "public"
+            if let socket {
+                let p = Place(table: "strap", index: i, key: "socket")
+                guard socket.hasPrefix("/") else {
+                    throw fail(p, "'\(socket)' is not an absolute path; give the socket's full path (\"/run/healthgate-sim/strap-1.sock\")")
+                }
+                guard socket.utf8.count <= Self.maximumSocketPathLength else {
+                    throw fail(p, "the path is \(socket.utf8.count) bytes, longer than the \(Self.maximumSocketPathLength) a Unix socket allows; use a shorter directory")
+                }
+            }
+            let typeKey = try string(t, "address_type", at: place)
+            if typeKey != nil && socket != nil {
+                throw fail(Place(table: "strap", index: i, key: "address_type"), "'address_type' goes with 'address'; a strap reached over 'socket' has none")
+            }
+            let type = typeKey ?? "public"
             guard type == "public" || type == "random" else {
                 throw fail(Place(table: "strap", index: i, key: "address_type"), "'\(type)' is not an address type; use \"public\" or \"random\"")
             }
-            c.straps.append(.init(address: address.uppercased(), addressType: type, name: try string(t, "name", at: place)))
+            c.straps.append(.init(address: address?.uppercased(), addressType: type, name: try string(t, "name", at: place),
+                                  socket: socket))
         }
 
         for (i, t) in try tables(root, "pedometer").enumerated() {
@@ -261,6 +286,9 @@ private struct Parser {
         }
         return c
     }
+
+    /// `sizeof(sun_path)` − 1 on Linux.
+    static let maximumSocketPathLength = SocketATTBearer.maximumUnixSocketPathLength
 
     static func isAddress(_ s: String) -> Bool {
         let parts = s.split(separator: ":", omittingEmptySubsequences: false)

@@ -17,7 +17,10 @@ struct RunCommand: ParsableCommand {
             Reads a TOML configuration (samples/healthgate.toml documents every key): the straps \
             to keep connected, the pedometer match rules, the database path, batch and ring sizes. \
             Straps reconnect with backoff and get notifications re-enabled after every reconnect; \
-            pedometers are opened when they appear and released when they vanish.
+            pedometers are opened when they appear and released when they vanish. A strap given \
+            by `socket = "/path"` instead of `address` is reached over a Unix-domain socket that \
+            carries its ATT channel (a BLE proxy, a remote radio, or `healthgate simulate` for \
+            exercising the daemon without hardware; docs/simulation.md).
 
             systemd: with Type=notify the daemon reports readiness, pings the watchdog (at half \
             of WatchdogSec) and keeps STATUS= current. Logs go to stderr, one line per event, \
@@ -36,6 +39,8 @@ struct RunCommand: ParsableCommand {
             Examples:
               healthgate run --config /etc/healthgate/healthgate.toml
               healthgate run --config samples/healthgate.toml --db /tmp/health.sqlite
+              healthgate simulate --straps 10 --pedometers 4 --config-out sim.toml &
+              healthgate run --config sim.toml --db /tmp/sim.sqlite
             """)
 
     @Option(help: ArgumentHelp("The configuration file.", valueName: "file"))
@@ -61,7 +66,7 @@ struct RunCommand: ParsableCommand {
             do { db = try HealthStore(path: path) } catch let e as StoreError { throw storeFailure(e) }
             // Tells `live` (and a second `run`) that this process owns the straps and the store;
             // the kernel releases it when the process ends, however it ends.
-            let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.map(\.address))
+            let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))
             defer { withExtendedLifetime(daemonLock) {} }
             let runtime = try GatewayRuntime(store: db, configuration: cfg.ingest, logger: logger)
 
@@ -71,7 +76,15 @@ struct RunCommand: ParsableCommand {
             let connector = kernelConnector(adapter: adapterChoice)
             var sources: [any IngestSource] = []
             for s in cfg.straps {
-                guard let address = BluetoothAddress(s.address) else { continue }
+                if let path = s.socket {
+                    // The strap's ATT channel over a Unix socket (a proxy, a remote radio,
+                    // `healthgate simulate`): the same client, reconnects and re-subscription.
+                    sources.append(StrapSource(name: "strap \(s.name ?? path)", localIdentifier: "socket:\(path)", alias: s.name) { _ in
+                        try SocketATTBearer.connect(unixSocket: path)
+                    })
+                    continue
+                }
+                guard let text = s.address, let address = BluetoothAddress(text) else { continue }
                 let target = StrapTarget(address: address, addressType: s.addressType == "random" ? .random : .public, name: s.name)
                 sources.append(StrapSource(name: "strap \(target)", localIdentifier: target.localIdentifier, alias: s.name) { stop in
                     let cancel = BluetoothLinux.StopSignal()

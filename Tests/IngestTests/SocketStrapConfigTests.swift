@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import Gateway
+
+/// `[[strap]] socket = "/path"`: a strap reached over a Unix socket instead of Bluetooth;
+/// exactly one of `address` and `socket`, and every mistake reported with file and line.
+@Suite struct SocketStrapConfigTests {
+    @Test func readsASocketStrapBesideABluetoothOne() throws {
+        let c = try GatewayConfig.parse("""
+            [[strap]]
+            socket = "/run/healthgate-sim/strap-1.sock"
+            name = "Sim Strap 1"
+
+            [[strap]]
+            address = "aa:bb:cc:dd:ee:ff"
+            """, file: "t.toml")
+        #expect(c.straps.count == 2)
+        #expect(c.straps[0].socket == "/run/healthgate-sim/strap-1.sock" && c.straps[0].address == nil && c.straps[0].name == "Sim Strap 1")
+        #expect(c.straps[1].address == "AA:BB:CC:DD:EE:FF" && c.straps[1].socket == nil)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let text: String
+        let line: Int
+        let says: String
+        var testDescription: String { says }
+    }
+
+    @Test(arguments: [
+        Case(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\nsocket = \"/run/s.sock\"\n", line: 3,
+             says: "'socket' in [[strap]] #1: give either 'address' (over Bluetooth) or 'socket'"),
+        Case(text: "# x\n[[strap]]\nsocket = \"strap.sock\"\n", line: 3, says: "'strap.sock' is not an absolute path"),
+        Case(text: "[[strap]]\nsocket = \"/\(String(repeating: "d", count: 120)).sock\"\n", line: 2, says: "longer than the 107 a Unix socket allows"),
+        Case(text: "[[strap]]\nsocket = \"/run/s.sock\"\naddress_type = \"random\"\n", line: 3, says: "'address_type' goes with 'address'"),
+        Case(text: "[[strap]]\nsocket = 5\n", line: 2, says: "'socket' in [[strap]] #1: expected a string in quotes"),
+        Case(text: "[[strap]]\nname = \"x\"\n", line: 1, says: "or 'socket' (a Unix socket carrying its ATT channel)"),
+        Case(text: "[[strap]]\nsocket = \"/run/s.sock\"\nsockett = \"/run/t.sock\"\n", line: 3, says: "known keys here: address, address_type, name, socket"),
+    ])
+    func reportsFileLineAndWhatIsWrong(_ c: Case) {
+        do {
+            _ = try GatewayConfig.parse(c.text, file: "/etc/healthgate.toml")
+            Issue.record("accepted a bad config: \(c.text)")
+        } catch {
+            #expect(error.line == c.line, "\(error)")
+            #expect(error.description.contains(c.says), "\(error)")
+            #expect(error.description.hasPrefix("/etc/healthgate.toml:\(c.line): "))
+        }
+    }
+
+    @Test func runRefusesABadSocketKeyWithExit78() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hg-\(UUID().uuidString).toml").path
+        try "[[strap]]\nsocket = \"relative.sock\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let child = try Child(["run", "--config", path, "--db", tempDBPath("sockcfg")])
+        #expect(await offThread { child.wait() } == 78)
+        #expect(child.stderr.contains("\(path):2:"), "\(child.stderr)")
+    }
+}
