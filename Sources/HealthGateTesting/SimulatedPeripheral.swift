@@ -99,6 +99,7 @@ public final class SimulatedPeripheral: Sendable {
     private struct State {
         var values: [UInt16: [UInt8]] = [:]
         var transcript: [TranscriptEntry] = []
+        var recordsTranscript = true
         var faults: [SimulatedFault] = []
         var counts: [UInt8: Int] = [:]
         var mtu: UInt16 = attDefaultMTU
@@ -216,6 +217,13 @@ public final class SimulatedPeripheral: Sendable {
     /// Forgets the transcript.
     public func clearTranscript() { state.withLock { $0.transcript.removeAll() } }
 
+    /// Whether PDUs are appended to ``transcript`` (on by default). A peripheral that runs for
+    /// hours (`healthgate simulate`) turns it off so its memory stays flat.
+    public var recordsTranscript: Bool {
+        get { state.withLock { $0.recordsTranscript } }
+        set { state.withLock { $0.recordsTranscript = newValue; if !newValue { $0.transcript.removeAll() } } }
+    }
+
     /// Adds a fault to apply to future requests.
     public func inject(_ fault: SimulatedFault) { state.withLock { $0.faults.append(fault) } }
 
@@ -287,7 +295,7 @@ public final class SimulatedPeripheral: Sendable {
 
     private func send(_ bytes: [UInt8], on bearer: any ATTBearer) -> Bool {
         // Record before sending so the transcript order matches what the client sees.
-        state.withLock { $0.transcript.append(TranscriptEntry(.serverToClient, bytes)) }
+        state.withLock { s in if s.recordsTranscript { s.transcript.append(TranscriptEntry(.serverToClient, bytes)) } }
         do { try bearer.send(bytes); return true } catch { return false }
     }
 
@@ -299,7 +307,7 @@ public final class SimulatedPeripheral: Sendable {
             let bytes = Array(buffer[0..<n])
             let op = bytes[0]
             let fault = state.withLock { s -> SimulatedFault? in
-                s.transcript.append(TranscriptEntry(.clientToServer, bytes))
+                if s.recordsTranscript { s.transcript.append(TranscriptEntry(.clientToServer, bytes)) }
                 s.counts[op, default: 0] += 1
                 let count = s.counts[op]!
                 guard let i = s.faults.firstIndex(where: { f in

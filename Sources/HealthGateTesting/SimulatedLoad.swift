@@ -1,0 +1,225 @@
+import Foundation
+import GATT
+import HeartRateProfile
+import Synchronization
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Simulated hardware for a real `healthgate run`: heart-rate straps served on Unix-domain
+/// sockets (one ``SimulatedPeripheral`` each, speaking real ATT bytes, driven by a
+/// ``SimulatedHeartRateSignal``) and serial pedometers on pseudo-terminals
+/// (``SimulatedPedometer``, real line shapes), plus the TOML configuration that names them.
+///
+/// Used by `healthgate simulate` (two terminals: the simulators in one, the daemon in the
+/// other), by `healthgate bench`'s footprint run and by the daemon's tests, which also read the
+/// per-strap notification counts and times to check what the daemon stored.
+///
+/// Thread rules: a `Sendable` class; every method may be called from any thread.
+public final class SimulatedLoad: Sendable {
+    /// One simulated strap: its name (the `[[strap]] name` of the configuration), the socket
+    /// it is served on and the peripheral behind it.
+    public struct Strap: Sendable {
+        /// `Sim Strap N`.
+        public let name: String
+        /// The Unix-domain socket path.
+        public let socketPath: String
+        /// The ATT server.
+        public let peripheral: SimulatedPeripheral
+    }
+
+    /// One simulated pedometer: its name and the pty path the daemon opens.
+    public struct Pedometer: Sendable {
+        /// `Sim Pedometer N`.
+        public let name: String
+        /// `/dev/pts/N`.
+        public var path: String { device.path }
+        /// The pty writer.
+        public let device: SimulatedPedometer
+    }
+
+    /// The directory holding the sockets.
+    public let directory: String
+    /// The straps, in order.
+    public let straps: [Strap]
+    /// The pedometers, in order.
+    public let pedometers: [Pedometer]
+    /// Notifications per second per strap.
+    public let rate: Double
+    /// Time between pedometer readings.
+    public let pedometerInterval: Duration
+
+    private struct Sent {
+        var count = 0
+        /// Unix times of the most recent notifications, oldest first (bounded).
+        var recent: [Double] = []
+    }
+
+    private static let recentLimit = 4_096
+    private let listeners: Mutex<[UnixSocketATTListener?]>
+    private let sent: Mutex<[Sent]>
+    private let running = Atomic<Bool>(false)
+    private let driverDone = DispatchSemaphore(value: 0)
+
+    /// Creates `straps` straps listening on `directory/strap-N.sock` (the directory is created)
+    /// and `pedometers` pedometers on fresh ptys. Nothing is sent until ``start()``.
+    /// - Parameters:
+    ///   - rate: notifications per second per strap (a real strap sends about 1).
+    ///   - pedometerInterval: time between readings of each pedometer.
+    /// - Throws: ``ATTBearerError`` or `POSIXError` when a socket or pty cannot be made.
+    public init(directory: String, straps: Int, rate: Double = 1, pedometers: Int,
+                pedometerInterval: Duration = .seconds(1)) throws {
+        precondition(rate > 0, "rate must be positive")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        self.directory = directory
+        self.rate = rate
+        self.pedometerInterval = pedometerInterval
+        var list: [Strap] = []
+        var listeners: [UnixSocketATTListener?] = []
+        for k in stride(from: 1, through: straps, by: 1) {
+            var c = SimulatedStrapConfiguration()
+            c.name = "Sim Strap \(k)"
+            c.serialNumber = String(format: "SIM%04d", k)
+            let p = SimulatedPeripheral.heartRateStrap(c)
+            p.recordsTranscript = false   // runs for hours: keep memory flat
+            let path = (directory as NSString).appendingPathComponent("strap-\(k).sock")
+            listeners.append(try p.listen(onUnixSocket: path))
+            list.append(Strap(name: "Sim Strap \(k)", socketPath: path, peripheral: p))
+        }
+        self.straps = list
+        self.listeners = Mutex(listeners)
+        self.sent = Mutex(Array(repeating: Sent(), count: straps))
+        var peds: [Pedometer] = []
+        for k in stride(from: 1, through: pedometers, by: 1) {
+            peds.append(Pedometer(name: "Sim Pedometer \(k)", device: try SimulatedPedometer()))
+        }
+        self.pedometers = peds
+    }
+
+    deinit { stop() }
+
+    /// Starts the pedometers' writers and one driver thread that notifies every subscribed
+    /// strap at ``rate`` (each strap its own seeded signal: RR intervals matching the bpm,
+    /// Energy Expended every tenth notification).
+    public func start() {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        for p in pedometers { p.device.start(interval: pedometerInterval) }
+        let thread = Thread { [self] in
+            let period = 1 / rate
+            var signals = straps.indices.map { SimulatedHeartRateSignal(seed: UInt64($0 + 1), baseBPM: 64 + Double($0 % 7) * 3) }
+            var next = Date().timeIntervalSince1970
+            while running.load(ordering: .acquiring) {
+                for (k, s) in straps.enumerated() {
+                    let m = signals[k].next(elapsed: period)
+                    if s.peripheral.notifyHeartRate(m) {
+                        let t = Date().timeIntervalSince1970
+                        sent.withLock { all in
+                            all[k].count += 1
+                            all[k].recent.append(t)
+                            if all[k].recent.count > Self.recentLimit { all[k].recent.removeFirst(all[k].recent.count / 2) }
+                        }
+                    }
+                }
+                next += period
+                let wait = next - Date().timeIntervalSince1970
+                if wait > 0 { usleep(UInt32(min(wait, 10) * 1_000_000)) } else { next = Date().timeIntervalSince1970 }
+            }
+            driverDone.signal()
+        }
+        thread.name = "sim-load"
+        thread.start()
+    }
+
+    /// Stops sending, closes every strap link and socket (the files are removed) and stops the
+    /// pedometers. The ptys stay open until the load is released. Idempotent.
+    public func stop() {
+        if running.exchange(false, ordering: .acquiringAndReleasing) { driverDone.wait() }
+        for l in listeners.withLock({ l in defer { l = l.map { _ in nil } }; return l }) { l?.close() }
+        for s in straps { s.peripheral.disconnect() }
+        for p in pedometers { p.device.stop() }
+    }
+
+    // MARK: Straps going away and coming back
+
+    /// Strap `index` walks away: its socket file is removed and its link closed.
+    public func takeDown(strap index: Int) {
+        let l = listeners.withLock { l in defer { l[index] = nil }; return l[index] }
+        l?.close()
+        straps[index].peripheral.disconnect()
+    }
+
+    /// Strap `index` comes back: it listens on its socket path again.
+    /// - Throws: ``ATTBearerError`` when the socket cannot be set up.
+    public func bringBack(strap index: Int) throws {
+        let l = try straps[index].peripheral.listen(onUnixSocket: straps[index].socketPath)
+        let old = listeners.withLock { all in defer { all[index] = l }; return all[index] }
+        old?.close()
+    }
+
+    // MARK: What was sent
+
+    /// Notifications strap `index` has sent (only subscribed links count).
+    public func sentCount(strap index: Int) -> Int { sent.withLock { $0[index].count } }
+
+    /// Notifications sent by all straps.
+    public var totalSent: Int { sent.withLock { $0.reduce(0) { $0 + $1.count } } }
+
+    /// Notifications strap `index` had sent before `time` (exact while `time` lies within its
+    /// last 2,048 notifications).
+    public func sentCount(strap index: Int, before time: Date) -> Int {
+        let t = time.timeIntervalSince1970
+        return sent.withLock { all in
+            let s = all[index]
+            return s.count - s.recent.reversed().prefix { $0 >= t }.count
+        }
+    }
+
+    /// Whether strap `index` has a client subscribed to Heart Rate Measurement right now.
+    public func isSubscribed(strap index: Int) -> Bool {
+        straps[index].peripheral.notificationsEnabled(BluetoothUUID(HeartRateUUIDs.heartRateMeasurement))
+    }
+
+    /// How many straps have a client subscribed to Heart Rate Measurement right now.
+    public var subscribedStraps: Int { straps.indices.reduce(0) { $0 + (isSubscribed(strap: $1) ? 1 : 0) } }
+
+    // MARK: Configuration for `healthgate run`
+
+    /// A `healthgate.toml` for `run` naming every strap by `socket` and every pedometer by
+    /// `path`, with the ingest settings of `samples/healthgate.toml` (batches of 1,000 or
+    /// `flushIntervalMs`, spill on overflow).
+    /// - Parameters:
+    ///   - databasePath: written as `[store] path` when given (otherwise `--db` decides).
+    public func configuration(databasePath: String? = nil, flushIntervalMs: Int = 250, statusInterval: Int = 60) -> String {
+        func quoted(_ s: String) -> String {
+            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        var text = """
+            # Written by `healthgate simulate`: \(straps.count) simulated strap(s) at \(rate) Hz on Unix sockets and
+            # \(pedometers.count) simulated pedometer(s) on ptys. Run the daemon against them with
+            #   healthgate run --config THIS_FILE --db /tmp/sim.sqlite
+            # The paths exist only while `healthgate simulate` runs (docs/simulation.md).
+
+            status_interval = \(statusInterval)
+
+            """
+        if let databasePath { text += "\n[store]\npath = \(quoted(databasePath))\n" }
+        text += """
+
+            [ingest]
+            batch_size = 1000
+            flush_interval_ms = \(flushIntervalMs)
+            ring_capacity = 4096
+            overflow = "spill"
+            spill_limit = 100000
+            retry_interval_ms = 500
+
+            """
+        for s in straps {
+            text += "\n[[strap]]\nsocket = \(quoted(s.socketPath))\nname = \(quoted(s.name))\n"
+        }
+        for p in pedometers {
+            text += "\n[[pedometer]]\npath = \(quoted(p.path))\nbaud = 115200\nname = \(quoted(p.name))\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import HealthGateTesting
+import HealthModel
+import HealthStore
+import Testing
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `healthgate run` (a real child) reaching simulated straps over Unix sockets
+/// (`[[strap]] socket = …`) and simulated pedometers over ptys (`[[pedometer]] path =
+/// "/dev/pts/N"`): every device's samples land in the store, and SIGTERM drains them all.
+@Suite(.serialized) struct RunOverUnixSocketsTests {
+    @Test func storesHeartRateFromEveryStrapAndStepsFromEveryPedometer() async throws {
+        let load = try SimulatedLoad(directory: shortTempDirectory("run"), straps: 10, rate: 4, pedometers: 4,
+                                     pedometerInterval: .milliseconds(200))
+        defer { load.stop() }
+        load.start()
+        let db = tempDBPath("sockets")
+        let (child, _) = try startRun(load, db: db, flushMs: 100)
+        let probe = try StoreProbe(db)
+        // Every strap: connected, discovered, subscribed, and its notifications stored under
+        // the configured name.
+        #expect(await eventually(seconds: 120) { load.straps.allSatisfy { probe.heartRate($0.name) >= 5 } },
+                "per strap: \(load.straps.map { probe.heartRate($0.name) }); \(child.stderr)")
+        #expect(load.subscribedStraps == 10)
+        // Every pedometer opened by its /dev/pts path (steps are intervals between readings).
+        #expect(await eventually(seconds: 120) { load.pedometers.allSatisfy { child.stderr.contains("pedometer \($0.path) appeared") } },
+                "\(child.stderr)")
+        #expect(await eventually(seconds: 120) { probe.stepRows >= 8 }, "\(child.stderr)")
+
+        child.signal(SIGTERM)
+        #expect(await offThread { child.wait() } == 0, "\(child.stderr)")
+        let last = child.stderr.split(separator: "\n").last { $0.contains("stopped:") }
+        #expect(last?.contains(" 0 waiting, 0 dropped") == true, "\(child.stderr)")
+        // Nothing invented: a strap's stored samples never exceed what it sent.
+        for (k, s) in load.straps.enumerated() {
+            #expect(probe.heartRate(s.name) <= load.sentCount(strap: k), "\(s.name)")
+        }
+        #expect(try probe.integrity() == "ok")
+    }
+
+    @Test func aStrapSocketThatGoesAwayAndComesBackIsReconnectedAndResubscribed() async throws {
+        let load = try SimulatedLoad(directory: shortTempDirectory("recon"), straps: 2, rate: 5, pedometers: 0)
+        defer { load.stop() }
+        load.start()
+        let db = tempDBPath("reconnect")
+        let (child, _) = try startRun(load, db: db, flushMs: 50)
+        defer { if child.process.isRunning { child.signal(SIGKILL) } }
+        let probe = try StoreProbe(db)
+        let (gone, stays) = (load.straps[0], load.straps[1])
+        #expect(await eventually(seconds: 120) { probe.heartRate(gone.name) >= 3 && probe.heartRate(stays.name) >= 3 }, "\(child.stderr)")
+        #expect(gone.peripheral.connectionCount == 1)
+
+        // The strap walks away: link closed, socket file removed. The daemon notices, and its
+        // reconnect attempts fail (no socket there) while the other strap keeps flowing.
+        load.takeDown(strap: 0)
+        #expect(await eventually(seconds: 120) { child.stderr.contains("no socket there") }, "\(child.stderr)")
+        let staysBefore = probe.heartRate(stays.name)
+        #expect(await eventually(seconds: 120) { probe.heartRate(stays.name) >= staysBefore + 5 }, "\(child.stderr)")
+
+        // It comes back on the same path: the daemon reconnects (backoff), rediscovers and
+        // writes the CCCD again on the new link, and samples flow again.
+        try load.bringBack(strap: 0)
+        #expect(await eventually(seconds: 180) { gone.peripheral.connectionCount == 2 }, "\(child.stderr)")
+        #expect(await eventually(seconds: 120) {
+            load.isSubscribed(strap: 0)
+        }, "no re-subscription: \(child.stderr)")
+        let goneAfter = probe.heartRate(gone.name)
+        #expect(await eventually(seconds: 120) { probe.heartRate(gone.name) >= goneAfter + 5 }, "\(child.stderr)")
+
+        child.signal(SIGTERM)
+        #expect(await offThread { child.wait() } == 0, "\(child.stderr)")
+        #expect(try probe.integrity() == "ok")
+    }
+}
