@@ -41,6 +41,7 @@ struct HealthGate: AsyncParsableCommand {
             DemoCommand.self,
             BenchCommand.self,
             ReplayCommand.self,
+            SimulateCommand.self,
 
             // Change feed and observation (issue 7)
             ChangesCommand.self,

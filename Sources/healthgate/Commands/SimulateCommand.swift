@@ -1,0 +1,138 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import HealthGateTesting
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// `healthgate simulate`: simulated straps and pedometers for a real `healthgate run`.
+struct SimulateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Serve simulated heart-rate straps on Unix sockets and pedometers on ptys, for `healthgate run`.",
+        discussion: """
+            Exercises the daemon without hardware, through the same code paths as real devices. \
+            Each simulated strap is an ATT server (the Heart Rate, Device Information and Battery \
+            services, real ATT bytes) listening on a SOCK_SEQPACKET Unix socket, one PDU per \
+            message, the shape of the kernel's L2CAP ATT channel; `run` reaches it with \
+            `[[strap]] socket = "…"` and treats it exactly like a strap over Bluetooth (discovery, \
+            subscription, reconnects with backoff, re-subscription). Each simulated pedometer is a \
+            pseudo-terminal (/dev/pts/N) printing the line shapes real firmware prints, which \
+            `run` opens through `[[pedometer]] path = "…"`.
+
+            simulate writes a ready configuration naming every socket and pty (--config-out), \
+            then notifies at --rate until SIGINT or SIGTERM; the sockets are removed when it \
+            stops, and the daemon's straps then reconnect with backoff until simulate runs again.
+
+            Two terminals:
+              healthgate simulate --straps 10 --pedometers 4 --config-out sim.toml
+              healthgate run --config sim.toml --db /tmp/sim.sqlite
+            then `healthgate stats --db /tmp/sim.sqlite`, or `healthgate live --db /tmp/sim.sqlite` \
+            to watch what the daemon commits. docs/simulation.md has more.
+
+            With --json, one JSON object is printed once everything listens: the config path, \
+            the socket directory, and every strap's socket and pedometer's pty.
+            """)
+
+    @Option(help: "Simulated heart-rate straps (Unix sockets).")
+    var straps: Int = 10
+
+    @Option(help: "Notifications per second per strap (real straps send about 1).")
+    var rate: Double = 1
+
+    @Option(help: "Simulated serial pedometers (ptys).")
+    var pedometers: Int = 4
+
+    @Option(help: "Milliseconds between a pedometer's readings.")
+    var pedometerIntervalMs: Int = 1_000
+
+    @Option(help: ArgumentHelp("Directory for the strap sockets (default: $XDG_RUNTIME_DIR/healthgate-sim, else /tmp/healthgate-sim-UID).",
+                               valueName: "dir"))
+    var dir: String?
+
+    @Option(help: ArgumentHelp("Where to write the configuration for `healthgate run` (default: DIR/healthgate.toml).",
+                               valueName: "file"))
+    var configOut: String?
+
+    @Option(help: "The flush interval written into the configuration, in milliseconds.")
+    var flushMs: Int = 250
+
+    @Flag(help: "Print the paths as one JSON object once ready (and nothing else on stdout).")
+    var json = false
+
+    func validate() throws {
+        guard (0...256).contains(straps), (0...64).contains(pedometers), straps + pedometers > 0 else {
+            throw ValidationError("--straps must be 0…256 and --pedometers 0…64, and at least one device is needed")
+        }
+        guard rate > 0, rate <= 1_000 else { throw ValidationError("--rate must be in (0, 1000] notifications per second") }
+        guard (10...600_000).contains(pedometerIntervalMs) else { throw ValidationError("--pedometer-interval-ms must be 10…600000") }
+        guard (1...60_000).contains(flushMs) else { throw ValidationError("--flush-ms must be 1…60000") }
+    }
+
+    /// `$XDG_RUNTIME_DIR/healthgate-sim`, else `/tmp/healthgate-sim-UID`.
+    static func defaultDirectory() -> String {
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            return (runtime as NSString).appendingPathComponent("healthgate-sim")
+        }
+        return "/tmp/healthgate-sim-\(getuid())"
+    }
+
+    func run() throws {
+        try reporting {
+            let directory = dir ?? Self.defaultDirectory()
+            let configPath = configOut ?? (directory as NSString).appendingPathComponent("healthgate.toml")
+            let load: SimulatedLoad
+            do {
+                load = try SimulatedLoad(directory: directory, straps: straps, rate: rate, pedometers: pedometers,
+                                         pedometerInterval: .milliseconds(pedometerIntervalMs))
+            } catch {
+                throw CLIFailure("cannot set up the simulated devices in \(directory) (\(error)): give a writable --dir with a short path.", code: .ioError)
+            }
+            do {
+                try load.configuration(flushIntervalMs: flushMs).write(toFile: configPath, atomically: true, encoding: .utf8)
+            } catch {
+                load.stop()
+                throw CLIFailure("cannot write the configuration to \(configPath) (\(error.localizedDescription)): give a writable --config-out.", code: .ioError)
+            }
+
+            // SIGINT/SIGTERM end the simulation; the handlers run on a queue, the main thread waits.
+            let stop = DispatchSemaphore(value: 0)
+            var signalSources: [any DispatchSourceSignal] = []
+            for sig in [SIGINT, SIGTERM] {
+                signal(sig, SIG_IGN)
+                let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                s.setEventHandler { stop.signal() }
+                s.resume()
+                signalSources.append(s)
+            }
+            defer { for s in signalSources { s.cancel() } }
+
+            load.start()
+            if json {
+                JSONOutput.emit([
+                    "config": configPath,
+                    "directory": directory,
+                    "rate": rate,
+                    "straps": load.straps.map { ["name": $0.name, "socket": $0.socketPath] },
+                    "pedometers": load.pedometers.map { ["name": $0.name, "path": $0.path] },
+                ] as [String: Any])
+            } else {
+                emitLine("Simulating \(straps) strap(s) at \(rate) Hz on Unix sockets in \(directory) and \(pedometers) pedometer(s) on ptys.")
+                for s in load.straps { emitLine("  \(column(s.name, 18))\(s.socketPath)") }
+                for p in load.pedometers { emitLine("  \(column(p.name, 18))\(p.path)") }
+                emitLine("Configuration for the daemon: \(configPath)")
+                emitLine("In another terminal:  healthgate run --config \(configPath) --db /tmp/sim.sqlite")
+                emitLine("Ctrl-C stops the simulation.")
+            }
+            // A status line every 10 s on stderr: what the daemon is being fed.
+            while stop.wait(timeout: .now() + .seconds(10)) == .timedOut {
+                if !json {
+                    FileHandle.standardError.write(Data("simulate: \(load.totalSent) notifications sent, \(load.subscribedStraps) of \(straps) strap(s) subscribed\n".utf8))
+                }
+            }
+            load.stop()
+            if !json { emitLine("Stopped after \(load.totalSent) notifications; the sockets are removed.") }
+        }
+    }
+}
