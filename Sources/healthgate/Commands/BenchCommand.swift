@@ -2,6 +2,7 @@ import ArgumentParser
 import CSQLite
 import Foundation
 import Gateway
+import HealthGateTesting
 import HealthModel
 import HealthStore
 import HeartRateProfile
@@ -25,7 +26,8 @@ struct BenchCommand: ParsableCommand {
                            schema and indexes; their ratio (goal >= 0.85)
               python       Benchmarks/python/logger.py (INSERT+commit per notification) and
                            batched.py (executemany, 1,000 per transaction): ratios (goals >= 20x, >= 3x)
-              footprint    RSS and CPU of `healthgate demo` with 10 simulated straps at 1 Hz and 4 pedometers
+              footprint    peak RSS and CPU of a `healthgate run` child fed by 10 simulated straps at
+                           1 Hz (Unix sockets) and 4 pty pedometers, simulated in the bench process
               latency      push -> observer (after commit), p50/p99, at the default 250 ms flush interval
             Build with -c release for meaningful figures. With --json the last line is one JSON object.
 
@@ -108,9 +110,9 @@ struct BenchCommand: ParsableCommand {
                 out["pythonBatchedRatio"] = NSNull()
             }
 
-            say("== footprint (healthgate demo: 10 straps at 1 Hz, 4 pedometers, \(footprintSeconds) s)")
-            let fp = try Bench.footprint(seconds: footprintSeconds, path: work + "/fp.sqlite")
-            say(String(format: "  max RSS %.1f MiB, CPU %.1f%% of one core (simulators included)", Double(fp.rss) / 1_048_576, fp.cpuPercent))
+            say("== footprint (healthgate run: 10 simulated straps at 1 Hz over Unix sockets, 4 pty pedometers, \(footprintSeconds) s)")
+            let fp = try Bench.footprint(seconds: footprintSeconds, path: work + "/fp.sqlite", work: work)
+            say(String(format: "  max RSS %.1f MiB, CPU %.2f%% of one core (the run process alone; %d samples stored)", Double(fp.rss) / 1_048_576, fp.cpuPercent, fp.committed))
             out["rssBytes"] = fp.rss
             out["cpuPercent"] = fp.cpuPercent
 
@@ -315,38 +317,67 @@ enum Bench {
         return obj["rowsPerSecond"] as? Double
     }
 
-    /// RSS and CPU of a `healthgate demo` child (10 straps at 1 Hz, 4 pedometers).
-    static func footprint(seconds: Int, path: String) throws -> (rss: Int, cpuPercent: Double) {
+    /// RSS and CPU of a `healthgate run` child fed by 10 simulated straps at 1 Hz (over Unix
+    /// sockets) and 4 simulated pedometers (ptys), measured over `seconds` once every strap is
+    /// subscribed. The simulators run in this process, so the figures are the daemon's alone:
+    /// peak RSS (`VmHWM`) and CPU time (user + system) per wall second, in % of one core.
+    static func footprint(seconds: Int, path: String, work: String) throws -> (rss: Int, cpuPercent: Double, committed: Int) {
+        let load = try SimulatedLoad(directory: work + "/sim", straps: 10, rate: 1, pedometers: 4, pedometerInterval: .seconds(1))
+        defer { load.stop() }
+        let config = work + "/sim.toml"
+        try load.configuration(flushIntervalMs: 250).write(toFile: config, atomically: true, encoding: .utf8)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardized
-        p.arguments = ["demo", "--db", path, "--straps", "10", "--rate", "1", "--pedometers", "4",
-                       "--duration", String(seconds), "--json"]
+        p.arguments = ["run", "--config", config, "--db", path]
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        p.environment = env
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
         let pid = p.processIdentifier
+        load.start()
+
+        func status(_ key: String) -> Int? {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                  let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
+                  let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else { return nil }
+            return kb * 1024
+        }
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        var maxRSS = 0
-        var firstCPU: (Double, Double)?
-        var lastCPU: (Double, Double) = (0, 0)
-        while p.isRunning {
-            if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-               let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) {
-                maxRSS = max(maxRSS, kb * 1024)
+        func cpuSeconds() -> Double? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
+            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+            guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return nil }
+            return (u + s) / ticks
+        }
+
+        // Steady state first: every strap connected, discovered and subscribed (a loaded
+        // machine may take a while; the bound is generous).
+        let ready = ContinuousClock.now + .seconds(120)
+        while load.subscribedStraps < 10 {
+            guard p.isRunning else { throw CLIFailure("the footprint's `healthgate run` child exited early (status \(p.terminationStatus)).", code: .software) }
+            guard ContinuousClock.now < ready else {
+                throw CLIFailure("the footprint's `healthgate run` child subscribed to only \(load.subscribedStraps) of 10 simulated straps within 120 s.", code: .tempFail)
             }
-            if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) {
-                let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-                if fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) {
-                    let now = (Date().timeIntervalSince1970, (u + s) / ticks)
-                    if firstCPU == nil, Date().timeIntervalSince1970 > 0 { firstCPU = now }
-                    lastCPU = now
-                }
-            }
+            usleep(100_000)
+        }
+        let t0 = Date().timeIntervalSince1970
+        let c0 = cpuSeconds() ?? 0
+        var peak = 0
+        let end = t0 + Double(seconds)
+        while Date().timeIntervalSince1970 < end, p.isRunning {
+            peak = max(peak, status("VmHWM") ?? 0)
             usleep(250_000)
         }
-        let cpu = firstCPU.map { f in (lastCPU.1 - f.1) / max(0.001, lastCPU.0 - f.0) * 100 } ?? 0
-        return (maxRSS, cpu)
+        peak = max(peak, status("VmHWM") ?? 0)
+        let c1 = cpuSeconds() ?? c0
+        let t1 = Date().timeIntervalSince1970
+        kill(pid, SIGTERM)
+        p.waitUntilExit()
+        let committed = (try? HealthStore(path: path).count(SampleQuery()))
+        return (peak, (c1 - c0) / max(0.001, t1 - t0) * 100, committed ?? 0)
     }
 
     /// Push -> observer latency at the default flush interval.
