@@ -76,6 +76,8 @@ public final class SimulatedLoad: Sendable {
         self.pedometerInterval = pedometerInterval
         var list: [Strap] = []
         var listeners: [UnixSocketATTListener?] = []
+        var complete = false
+        defer { if !complete { for l in listeners { l?.close() } } }
         for k in stride(from: 1, through: straps, by: 1) {
             var c = SimulatedStrapConfiguration()
             c.name = "Sim Strap \(k)"
@@ -94,6 +96,7 @@ public final class SimulatedLoad: Sendable {
             peds.append(Pedometer(name: "Sim Pedometer \(k)", device: try SimulatedPedometer()))
         }
         self.pedometers = peds
+        complete = true
     }
 
     deinit { stop() }
@@ -133,9 +136,11 @@ public final class SimulatedLoad: Sendable {
     /// Stops sending, closes every strap link and socket (the files are removed) and stops the
     /// pedometers. The ptys stay open until the load is released. Idempotent.
     public func stop() {
-        if running.exchange(false, ordering: .acquiringAndReleasing) { driverDone.wait() }
+        let wasRunning = running.exchange(false, ordering: .acquiringAndReleasing)
+        // Links first: a driver blocked in send (a daemon that stopped reading) wakes with EPIPE.
         for l in listeners.withLock({ l in defer { l = l.map { _ in nil } }; return l }) { l?.close() }
         for s in straps { s.peripheral.disconnect() }
+        if wasRunning { driverDone.wait() }
         for p in pedometers { p.device.stop() }
     }
 

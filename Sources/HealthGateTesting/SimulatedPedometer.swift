@@ -63,6 +63,13 @@ public final class SimulatedPedometer: Sendable {
     public func start(interval: Duration = .milliseconds(500)) {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
+            // Like firmware on a UART, the writer never waits for a reader: while nobody drains
+            // the pty (no daemon running) lines that do not fit are lost, not queued, and stop()
+            // never hangs on a full buffer. The step total stays cumulative, so a later line
+            // carries every step.
+            let flags = fcntl(master, F_GETFL)
+            _ = fcntl(master, F_SETFL, flags | O_NONBLOCK)
+            defer { _ = fcntl(master, F_SETFL, flags) }
             var seq: UInt64 = 0
             var rng = SystemRandomNumberGenerator()
             writeLine("PEDO v1.2 boot ok")   // a banner, as firmware prints after reset
