@@ -6,7 +6,8 @@ import Ingest
 import Synchronization
 
 /// A BLE heart-rate strap as an ingest source: over any ATT bearer (the kernel's L2CAP socket
-/// for `run`, a socket pair to the simulated strap for `demo`), it exchanges the MTU, discovers
+/// or a Unix socket carrying the ATT channel for `run`, a socket pair to the simulated strap for
+/// `demo`), it exchanges the MTU, discovers
 /// the Heart Rate, Device Information and Battery services, reads the device record, subscribes
 /// to Heart Rate Measurement and, on the GATT reader thread, decodes each notification straight
 /// into a ``SampleRecord`` and pushes it: no allocation and no lock per notification.
