@@ -41,6 +41,8 @@ struct StoreProbe {
 
     /// Heart-rate rows of the device named `name`.
     func heartRate(_ name: String) -> Int { (try? store.count(SampleQuery(type: .heartRate, device: name))) ?? -1 }
+    /// Step-count rows of the device named `name`.
+    func steps(_ name: String) -> Int { (try? store.count(SampleQuery(type: .stepCount, device: name))) ?? -1 }
     /// Every heart-rate row.
     var heartRateTotal: Int { (try? store.count(SampleQuery(type: .heartRate))) ?? -1 }
     /// Every step-count row.
