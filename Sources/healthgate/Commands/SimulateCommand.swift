@@ -23,13 +23,15 @@ struct SimulateCommand: ParsableCommand {
 
             simulate writes a ready configuration naming every socket and pty (--config-out), \
             then notifies at --rate until SIGINT or SIGTERM; the sockets are removed when it \
-            stops, and the daemon's straps then reconnect with backoff until simulate runs again.
+            stops, and the daemon's straps then reconnect with backoff until simulate runs again \
+            with the same --dir. The ptys are new on every start: restart run on the rewritten \
+            configuration after restarting simulate.
 
             Two terminals:
               healthgate simulate --straps 10 --pedometers 4 --config-out sim.toml
               healthgate run --config sim.toml --db /tmp/sim.sqlite
-            then `healthgate stats --db /tmp/sim.sqlite`, or `healthgate live --db /tmp/sim.sqlite` \
-            to watch what the daemon commits. docs/simulation.md has more.
+            then `healthgate stats --type heartRate --db /tmp/sim.sqlite`, or `healthgate live \
+            --db /tmp/sim.sqlite` to watch what the daemon commits. docs/simulation.md has more.
 
             With --json, one JSON object is printed once everything listens: the config path, \
             the socket directory, and every strap's socket and pedometer's pty.
