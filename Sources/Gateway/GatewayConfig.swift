@@ -42,6 +42,8 @@ public struct GatewayConfig: Sendable, Equatable {
     public var databasePath: String?
     /// Ring, batch and overflow settings.
     public var ingest: IngestConfiguration
+    /// When committed batches reach the disk (`[ingest] durability`, default group commit).
+    public var durability: StoreSink.Durability = .group
     /// Straps to keep connected.
     public var straps: [Strap]
     /// Pedometer match rules.
@@ -213,7 +215,7 @@ private struct Parser {
         if let v = root["ingest"] {
             let place = Place(table: "ingest")
             guard let t = v.table else { throw fail(Place(key: "ingest"), "expected an [ingest] table") }
-            try checkKeys(t, allowed: ["batch_size", "flush_interval_ms", "ring_capacity", "overflow", "spill_limit", "retry_interval_ms"], at: place)
+            try checkKeys(t, allowed: ["batch_size", "flush_interval_ms", "ring_capacity", "overflow", "spill_limit", "retry_interval_ms", "durability"], at: place)
             var ing = c.ingest
             ing.batchSize = try int(t, "batch_size", at: place, range: 1...1_000_000) ?? ing.batchSize
             if let ms = try int(t, "flush_interval_ms", at: place, range: 1...60_000) { ing.flushInterval = .milliseconds(ms) }
@@ -227,6 +229,12 @@ private struct Parser {
                 throw fail(Place(table: "ingest", key: "overflow"), "'\(other)' is not a policy; use \"spill\" or \"drop-newest\"")
             }
             c.ingest = ing
+            if let d = try string(t, "durability", at: place) {
+                guard let mode = StoreSink.Durability(rawValue: d) else {
+                    throw fail(Place(table: "ingest", key: "durability"), "'\(d)' is not a durability mode; use \"group\" (group commit: one fsync once the writer has caught up, at least every flush interval) or \"every-commit\" (one fsync per transaction)")
+                }
+                c.durability = mode
+            }
         }
 
         for (i, t) in try tables(root, "strap").enumerated() {

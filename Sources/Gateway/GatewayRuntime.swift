@@ -26,13 +26,21 @@ public final class GatewayRuntime: Sendable {
     private let stopRequest = DispatchSemaphore(value: 0)
     private let stopReason = Mutex<String?>(nil)
 
-    /// Opens `store` and prepares a pipeline with `configuration`.
-    public init(store: HealthStore, configuration: IngestConfiguration, logger: Logger,
+    /// How often ``run(sources:duration:endWhenSourcesEnd:statusInterval:started:status:)``
+    /// removes expired change-feed tombstones (``HealthStore/pruneExpiredTombstones(now:)``):
+    /// once at start, then at this interval. Default one hour.
+    public let tombstonePruneInterval: Duration
+
+    /// Opens `store` and prepares a pipeline with `configuration`, committing with `durability`
+    /// (group commit unless told otherwise; ``StoreSink/Durability``).
+    public init(store: HealthStore, configuration: IngestConfiguration, durability: StoreSink.Durability = .group,
+                tombstonePruneInterval: Duration = .seconds(3600), logger: Logger,
                 notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.store = store
         self.logger = logger
         self.notifier = notifier
-        self.pipeline = try IngestPipeline(sink: try StoreSink(store: store), configuration: configuration)
+        self.tombstonePruneInterval = tombstonePruneInterval
+        self.pipeline = try IngestPipeline(sink: try StoreSink(store: store, durability: durability), configuration: configuration)
         self.runner = SourceRunner(pipeline: pipeline, logger: logger)
         let log = logger
         pipeline.onStallChange { reason in
@@ -85,9 +93,24 @@ public final class GatewayRuntime: Sendable {
         let tickNanos = Int(tick.components.seconds) * 1_000_000_000 + Int(tick.components.attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(tickNanos), repeating: .nanoseconds(tickNanos))
         let lastStatus = Mutex(ContinuousClock.now)
-        let (pipeline, logger, notifier) = (self.pipeline, self.logger, self.notifier)
+        let lastPrune = Mutex<ContinuousClock.Instant?>(nil)
+        let (pipeline, logger, notifier, store, pruneEvery) = (self.pipeline, self.logger, self.notifier, self.store, tombstonePruneInterval)
         timer.setEventHandler {
             notifier.watchdog()
+            // Change-feed tombstones past their retention: nobody may ask for them any more.
+            let pruneDue = lastPrune.withLock { last -> Bool in
+                guard last.map({ $0.duration(to: .now) >= pruneEvery }) ?? true else { return false }
+                last = .now
+                return true
+            }
+            if pruneDue {
+                do {
+                    let n = try store.pruneExpiredTombstones()
+                    if n > 0 { logger.info("removed \(n) change-feed tombstone(s) past their retention") }
+                } catch {
+                    logger.warning("could not remove expired change-feed tombstones: \(error); will retry in \(pruneEvery)")
+                }
+            }
             let due = lastStatus.withLock { last -> Bool in
                 guard last.duration(to: .now) >= statusInterval else { return false }
                 last = .now
@@ -130,6 +153,7 @@ public final class GatewayRuntime: Sendable {
         var line = "\(s.committed) committed in \(s.batches) batches, \(s.pending + s.held) waiting, \(s.dropped) dropped"
         if s.spilled > 0 { line += ", \(s.spilled) spilled" }
         if s.rejected > 0 { line += ", \(s.rejected) rejected" }
+        if s.failedSyncs > 0 { line += ", \(s.failedSyncs) failed fsync(s) of committed batches" }
         if s.abandoned > 0 { line += ", \(s.abandoned) NOT committed (store failing at shutdown)" }
         if let why = s.stalledBy { line += "; stalled: \(why)" }
         return line

@@ -19,6 +19,22 @@ package struct StoreWriter {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uuid) DO NOTHING
         """
 
+    /// Parameters per row of ``insertSQL`` and ``insertSQL(rows:)``.
+    package static let insertColumns: Int32 = 15
+
+    /// ``insertSQL`` for `rows` rows in one statement (`VALUES (…), (…), …`): parameter
+    /// `r * insertColumns + c` is column `c` of row `r`. One statement per many rows spares
+    /// SQLite its per-statement work (AUTOINCREMENT bookkeeping, constraint checks, statement
+    /// setup), which with this schema costs about as much as the row itself (docs/performance.md).
+    package static func insertSQL(rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: Int(insertColumns)).joined(separator: ", ") + ")"
+        return """
+            INSERT INTO samples(uuid, type_id, value, start, "end", source_id, device_id, sensor_location,
+                                sensor_contact, motion_context, sync_identifier, sync_version, metadata, rr, rr_gap)
+            VALUES \(Array(repeating: row, count: rows).joined(separator: ", ")) ON CONFLICT(uuid) DO NOTHING
+            """
+    }
+
     /// The row id of a type (throws for a type not in the registry).
     package func typeID(_ t: QuantityType) throws -> Int64 { try store.typeID(t) }
     /// The row id of a source, created with its default priority on first sight.

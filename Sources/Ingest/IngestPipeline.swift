@@ -73,6 +73,9 @@ public struct IngestStats: Sendable, Equatable, Codable {
     /// Samples given up on when ``IngestPipeline/stop(timeout:)`` hit its timeout with the store
     /// still failing. Zero after a clean stop.
     public var abandoned: UInt64 = 0
+    /// Failed syncs of committed batches (group commit, ``SampleSink/sync()``): those batches
+    /// stay committed (a process crash cannot lose them) and the next sync covers them.
+    public var failedSyncs: UInt64 = 0
     /// The last store failure, if the writer is currently stalled by one.
     public var stalledBy: String?
 }
@@ -124,6 +127,7 @@ public final class IngestPipeline: @unchecked Sendable {
     private let failedWrites = Atomic<UInt64>(0)
     private let held = Atomic<UInt64>(0)
     private let abandoned = Atomic<UInt64>(0)
+    private let failedSyncs = Atomic<UInt64>(0)
     private let retiredPushed = Atomic<UInt64>(0)
     private let retiredDropped = Atomic<UInt64>(0)
     private let retiredSpilled = Atomic<UInt64>(0)
@@ -209,6 +213,7 @@ public final class IngestPipeline: @unchecked Sendable {
         s.failedWrites = failedWrites.load(ordering: .acquiring)
         s.held = held.load(ordering: .acquiring)
         s.abandoned = abandoned.load(ordering: .acquiring)
+        s.failedSyncs = failedSyncs.load(ordering: .acquiring)
         s.stalledBy = stalledBy.withLock { $0 }
         return s
     }
@@ -232,6 +237,18 @@ public final class IngestPipeline: @unchecked Sendable {
         let maxIdle = min(Duration.milliseconds(20), configuration.flushInterval / 4)
         var start = 0
         var stalled = false
+        // Group commit (SampleSink.sync): committed batches not yet synced, and when we last synced.
+        var unsynced = false
+        var lastSync = ContinuousClock.now
+        func syncCommitted() {
+            do {
+                try sink.sync()
+                unsynced = false
+            } catch {
+                failedSyncs.add(1, ordering: .releasing)
+            }
+            lastSync = .now
+        }
 
         while true {
             let stopping = stopRequested.load(ordering: .acquiring)
@@ -266,6 +283,9 @@ public final class IngestPipeline: @unchecked Sendable {
                     count = 0
                     firstHeld = nil
                     held.store(UInt64(backlogs.values.reduce(0) { $0 + $1.remaining }), ordering: .releasing)
+                    unsynced = true
+                    // Behind (a backlog): one sync per flush interval covers many batches.
+                    if lastSync.duration(to: .now) >= configuration.flushInterval { syncCommitted() }
                 } catch {
                     if error.kind == .rejected {
                         rejected.add(UInt64(count), ordering: .releasing)
@@ -302,6 +322,9 @@ public final class IngestPipeline: @unchecked Sendable {
                 }
             }
 
+            // Caught up (nothing drained, nothing held): make what was committed durable now.
+            if unsynced, got == 0, count == 0, backlogs.isEmpty { syncCommitted() }
+
             if got == 0 {
                 if stopping && count == 0 && rings.withLock({ $0.isEmpty }) { break }
                 if stopping {
@@ -314,6 +337,7 @@ public final class IngestPipeline: @unchecked Sendable {
                 idleSleep = .microseconds(500)
             }
         }
+        if unsynced { syncCommitted() }
         held.store(0, ordering: .releasing)
     }
 

@@ -12,6 +12,18 @@ public protocol SampleSink: AnyObject, Sendable {
     /// - Throws: ``SinkError``; the writer keeps the batch and retries it later, so a failed
     ///   write must leave nothing of the batch behind (roll back).
     func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError)
+
+    /// Makes every batch written so far durable (survives a power cut), when ``write(_:slots:)``
+    /// does not already do that per batch. The writer calls it whenever it has caught up (no
+    /// sample waiting) after a commit, at least once per flush interval while it is behind, and
+    /// before it stops. A failure is reported, not retried: the batches stay committed and the
+    /// next call syncs them.
+    func sync() throws(SinkError)
+}
+
+extension SampleSink {
+    /// Nothing to do: each ``write(_:slots:)`` is durable on its own.
+    public func sync() throws(SinkError) {}
 }
 
 /// Why a batch could not be committed. The writer keeps the batch and retries every kind.

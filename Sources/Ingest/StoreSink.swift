@@ -3,8 +3,9 @@ import Foundation
 import HealthModel
 import HealthStore
 
-/// The production sink: commits each batch into a ``HealthStore`` in one transaction with one
-/// prepared (cached) insert statement bound per record — the bulk fast path. It writes the same
+/// The production sink: commits each batch into a ``HealthStore`` in one transaction through
+/// cached prepared inserts of ``rowsPerStatement`` rows each (the remainder one by one) — the
+/// bulk fast path. It writes the same
 /// rows, with the same columns and the same `ON CONFLICT(uuid) DO NOTHING` rule, as
 /// `HealthStore.save`, without building a `QuantitySample` per record.
 ///
@@ -17,32 +18,65 @@ import HealthStore
 public final class StoreSink: SampleSink, @unchecked Sendable {
     /// The store written to.
     public let store: HealthStore
-    private var rng = SystemRandomNumberGenerator()
+    private var rng = KernelRandomPool()
     private var lastMillis: UInt64 = 0
     private var counter: UInt16 = 0
 
-    /// A sink writing into `store`.
-    ///
-    /// With `durable` (the default) it switches the store's connection to `synchronous=FULL`:
-    /// in WAL mode that is one fsync of the WAL per committed batch, so a power cut loses at most
-    /// the batch not yet committed. (`NORMAL`, the store's default, can also lose the last
-    /// committed transactions on power loss — never on a process crash.)
+    /// When committed batches reach the disk itself (docs/ingestion.md, "Durability").
+    public enum Durability: String, Sendable, Equatable, CaseIterable {
+        /// Group commit (the default): transactions commit without an fsync
+        /// (`synchronous=NORMAL`) and the writer syncs the WAL once it has caught up — so while
+        /// the gateway keeps up, every batch is on disk right after its commit, as with
+        /// ``everyCommit`` — and at least once per flush interval while it works through a
+        /// backlog, so one fsync covers many batches. A process crash loses nothing committed;
+        /// a power cut loses at most the batches committed since the last sync, which is at most
+        /// one flush interval of them and only while a backlog (held in memory, equally lost)
+        /// exists.
+        case group
+        /// One fsync per committed transaction (`synchronous=FULL`): the classic setting; every
+        /// batch is on disk before the next one starts, whatever the load.
+        case everyCommit = "every-commit"
+
+        /// The `PRAGMA synchronous` value of this mode.
+        public var synchronousPragma: String { self == .group ? "NORMAL" : "FULL" }
+    }
+
+    /// The durability mode.
+    public let durability: Durability
+
+    /// A sink writing into `store` with `durability` (see ``Durability``; group commit unless
+    /// told otherwise). It sets the store connection's `synchronous` pragma to match.
     /// - Throws: ``SinkError`` when the pragma cannot be set.
-    public init(store: HealthStore, durable: Bool = true) throws(SinkError) {
+    public init(store: HealthStore, durability: Durability = .group) throws(SinkError) {
         self.store = store
-        if durable {
-            do { try store.withConnection { try $0.execute("PRAGMA synchronous=FULL") } } catch {
-                throw SinkError(.io, "cannot set synchronous=FULL on \(store.path): \(error)")
-            }
+        self.durability = durability
+        do { try store.withConnection { try $0.execute("PRAGMA synchronous=\(durability.synchronousPragma)") } } catch {
+            throw SinkError(.io, "cannot set synchronous=\(durability.synchronousPragma) on \(store.path): \(error)")
         }
     }
+
+    /// With group commit, fsyncs the WAL (through SQLite's own file handle for it), making every
+    /// committed batch durable. Nothing to do with ``Durability/everyCommit``.
+    public func sync() throws(SinkError) {
+        guard durability == .group else { return }
+        do { try store.withConnection { try $0.syncJournal() } } catch let e as StoreError {
+            throw SinkError(Self.kind(of: e), "syncing the write-ahead log of \(store.path): \(e)")
+        } catch {
+            throw SinkError(.io, "syncing the write-ahead log of \(store.path): \(error)")
+        }
+    }
+
+    /// Rows per multi-row insert statement (``StoreWriter/insertSQL(rows:)``); a batch's
+    /// remainder goes through the one-row statement.
+    public static let rowsPerStatement = 50
 
     public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
         let table = slots.snapshot()
         do {
             try store.write { w in
-                let ins = try w.connection.prepare(StoreWriter.insertSQL)
-                let h = ins.handle   // raw binds: this loop is the ingest fast path
+                // Raw binds on cached statements: this loop is the ingest fast path.
+                let many = try w.connection.prepare(StoreWriter.insertSQL(rows: Self.rowsPerStatement)).handle
+                let one = try w.connection.prepare(StoreWriter.insertSQL).handle
                 let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
                 // Slot -> row id, resolved once per batch (arrays, not dictionaries).
                 var typeIDs = [Int64](repeating: -1, count: table.types.count)
@@ -51,33 +85,35 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                 let heartRateSlot = table.types.firstIndex(of: .heartRate).map { UInt16($0) }
                 var uuid = (UInt64(0), UInt64(0))
                 var rr = (UInt64(0), UInt64(0), UInt64(0))
-                // Columns 8, 10–13 stay NULL (prepare() cleared the bindings): never bound here.
-                for r in records {
+                // Binds record `r` as row `row` of statement `h`. Columns 8 and 10–13 stay NULL
+                // (prepare() cleared the bindings and nothing here binds them).
+                func bind(_ r: SampleRecord, to h: OpaquePointer, row: Int32) throws {
+                    let o = row * StoreWriter.insertColumns
                     let ts = Int(r.typeSlot), ss = Int(r.sourceSlot)
                     guard ts < typeIDs.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
                     guard ss < sourceIDs.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
                     if typeIDs[ts] < 0 { typeIDs[ts] = try w.typeID(table.types[ts]) }
                     if sourceIDs[ss] < 0 { sourceIDs[ss] = try w.sourceID(table.sources[ss]) }
                     nextUUID(&uuid)
-                    withUnsafeBytes(of: &uuid) { _ = sqlite3_bind_blob(h, 1, $0.baseAddress, 16, transient) }
-                    sqlite3_bind_int64(h, 2, typeIDs[ts])
-                    sqlite3_bind_double(h, 3, r.value)
-                    sqlite3_bind_double(h, 4, r.start)
-                    sqlite3_bind_double(h, 5, r.end)
-                    sqlite3_bind_int64(h, 6, sourceIDs[ss])
+                    withUnsafeBytes(of: &uuid) { _ = sqlite3_bind_blob(h, o + 1, $0.baseAddress, 16, transient) }
+                    sqlite3_bind_int64(h, o + 2, typeIDs[ts])
+                    sqlite3_bind_double(h, o + 3, r.value)
+                    sqlite3_bind_double(h, o + 4, r.start)
+                    sqlite3_bind_double(h, o + 5, r.end)
+                    sqlite3_bind_int64(h, o + 6, sourceIDs[ss])
                     let ds = Int(r.deviceSlot)
                     if r.deviceSlot == SlotTable.noDevice || ds >= deviceIDs.count {
-                        sqlite3_bind_null(h, 7)
+                        sqlite3_bind_null(h, o + 7)
                     } else {
                         if deviceIDs[ds] < 0 { deviceIDs[ds] = try w.deviceID(table.devices[ds]) }
-                        sqlite3_bind_int64(h, 7, deviceIDs[ds])
+                        sqlite3_bind_int64(h, o + 7, deviceIDs[ds])
                     }
                     if r.typeSlot == heartRateSlot {
                         let contact: SensorContact = !r.flags.contains(.contactSupported) ? .notSupported
                             : r.flags.contains(.contactDetected) ? .detected : .notDetected
-                        sqlite3_bind_int64(h, 9, Int64(contact.rawValue))
+                        sqlite3_bind_int64(h, o + 9, Int64(contact.rawValue))
                     } else {
-                        sqlite3_bind_null(h, 9)
+                        sqlite3_bind_null(h, o + 9)
                     }
                     if r.rrCount > 0 {
                         // RR column: little-endian UInt16 ticks, oldest first (as the store writes).
@@ -90,15 +126,22 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                                     out[i * 2 + 1] = UInt8(t >> 8)
                                 }
                             }
-                            _ = sqlite3_bind_blob(h, 14, out.baseAddress, Int32(r.rrCount) * 2, transient)
+                            _ = sqlite3_bind_blob(h, o + 14, out.baseAddress, Int32(r.rrCount) * 2, transient)
                         }
-                        sqlite3_bind_int64(h, 15, r.flags.contains(.rrPrecededByGap) ? 1 : 0)
+                        sqlite3_bind_int64(h, o + 15, r.flags.contains(.rrPrecededByGap) ? 1 : 0)
                     } else {
-                        sqlite3_bind_null(h, 14); sqlite3_bind_null(h, 15)
+                        sqlite3_bind_null(h, o + 14); sqlite3_bind_null(h, o + 15)
                     }
+                }
+                var i = 0
+                while i < records.count {
+                    let k = records.count - i >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
+                    let h = k == 1 ? one : many
+                    for j in 0..<k { try bind(records[i + j], to: h, row: Int32(j)) }
                     let rc = sqlite3_step(h)
                     sqlite3_reset(h)
                     guard rc == SQLITE_DONE else { throw w.connection.error(rc, "inserting a batch of samples") }
+                    i += k
                 }
             }
         } catch let e as SinkError {

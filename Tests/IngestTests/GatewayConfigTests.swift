@@ -17,6 +17,7 @@ import Testing
             ring_capacity = 1024
             overflow = "spill"
             spill_limit = 5000
+            durability = "every-commit"
 
             [[strap]]
             address = "aa:bb:cc:dd:ee:ff"
@@ -35,6 +36,7 @@ import Testing
         #expect(c.ingest.flushInterval == .milliseconds(100))
         #expect(c.ingest.ringCapacity == 1024)
         #expect(c.ingest.overflow == .spill(limit: 5000))
+        #expect(c.durability == .everyCommit)
         #expect(c.straps == [.init(address: "AA:BB:CC:DD:EE:FF", addressType: "random", name: "Chest")])
         #expect(c.pedometers.count == 1)
         #expect(c.pedometers[0].vendor == "1a86" && c.pedometers[0].baud == 9600 && c.pedometers[0].path == nil)
@@ -60,6 +62,7 @@ import Testing
         Case(text: "# c\n[ingest]\nflush_interval_ms = \"fast\"\n", line: 3, says: "expected a whole number, found string"),
         Case(text: "[ingest]\nbach_size = 10\n", line: 2, says: "unknown key"),
         Case(text: "[ingest]\noverflow = \"block\"\n", line: 2, says: "'block' is not a policy"),
+        Case(text: "[ingest]\n\ndurability = \"sometimes\"\n", line: 3, says: "'sometimes' is not a durability mode"),
         Case(text: "[[strap]]\naddress = \"AA:BB\"\n", line: 2, says: "is not a Bluetooth address"),
         Case(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\n[[strap]]\nname = \"x\"\n", line: 3, says: "[[strap]] #2: missing 'address'"),
         Case(text: "[[pedometer]]\nbaud = 9600\n", line: 1, says: "give a 'path' or"),

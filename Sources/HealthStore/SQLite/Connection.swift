@@ -156,6 +156,22 @@ package final class Connection: @unchecked Sendable {
         }
     }
 
+    /// Flushes the write-ahead log to the disk (an fsync through SQLite's own handle for the
+    /// file, `SQLITE_FCNTL_JOURNAL_POINTER`), making every transaction committed so far
+    /// durable. Used with `synchronous=NORMAL`, where commits themselves do not sync: one sync
+    /// then covers many commits (group commit). Nothing to do when no WAL is open yet.
+    /// - Throws: ``StoreError`` when the sync fails (an I/O error of the disk).
+    package func syncJournal() throws {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file)
+        guard rc == SQLITE_OK else { throw error(rc, "finding the write-ahead log to sync") }
+        guard let file, let methods = file.pointee.pMethods, let xSync = methods.pointee.xSync else { return }
+        let synced = xSync(file, SQLITE_SYNC_NORMAL)
+        guard synced == SQLITE_OK else {
+            throw StoreError.sqlite(code: synced, message: "fsync of the write-ahead log failed", context: "syncing \(path)-wal")
+        }
+    }
+
     /// Whether a transaction opened by ``transaction(_:)`` is in progress.
     package var inTransaction: Bool { transactionDepth > 0 }
 

@@ -68,7 +68,7 @@ struct RunCommand: ParsableCommand {
             // the kernel releases it when the process ends, however it ends.
             let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))
             defer { withExtendedLifetime(daemonLock) {} }
-            let runtime = try GatewayRuntime(store: db, configuration: cfg.ingest, logger: logger)
+            let runtime = try GatewayRuntime(store: db, configuration: cfg.ingest, durability: cfg.durability, logger: logger)
 
             let adapterChoice = try adapter.map { name -> Adapter in
                 do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }

@@ -1,0 +1,85 @@
+import Foundation
+import HealthModel
+import HealthStore
+import Synchronization
+import Testing
+@testable import Ingest
+
+/// Group commit: the writer makes committed batches durable with `SampleSink.sync()` once it has
+/// caught up, once per flush interval while behind, and before it stops — and StoreSink's two
+/// durability modes set the pragma they promise and can sync a real WAL.
+@Suite struct GroupCommitTests {
+    /// Logs writes and syncs in the order the writer made them.
+    final class EventSink: SampleSink, @unchecked Sendable {
+        enum Event: Equatable { case write(Int), sync }
+        let events = Mutex<[Event]>([])
+        func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
+            events.withLock { $0.append(.write(records.count)) }
+        }
+        func sync() throws(SinkError) { events.withLock { $0.append(.sync) } }
+        var log: [Event] { events.withLock { $0 } }
+    }
+
+    func record(_ i: Int) -> SampleRecord {
+        SampleRecord(typeSlot: 0, value: 60, start: Double(i), end: Double(i), sourceSlot: 0, tag: UInt64(i))
+    }
+
+    @Test func aCaughtUpWriterSyncsRightAfterEachCommit() async throws {
+        let sink = EventSink()
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20)))
+        let ring = try p.makeRing(name: "t")
+        p.start()
+        // Three separate trickles, each committed by the flush interval; the writer is idle in
+        // between, so every commit is followed by a sync before the next write.
+        for round in 0..<3 {
+            ring.push(record(round))
+            #expect(await eventually { sink.log.filter { $0 == .sync }.count == round + 1 })
+        }
+        _ = await offThread { p.stop() }
+        let log = sink.log
+        #expect(log.filter { if case .write = $0 { return true } else { return false } }.count == 3)
+        for (i, e) in log.enumerated() where e != .sync {
+            #expect(i + 1 < log.count && log[i + 1] == .sync, "write #\(i) was not followed by a sync: \(log)")
+        }
+    }
+
+    @Test func aBacklogIsCommittedInManyBatchesAndSyncedOnce() async throws {
+        let sink = EventSink()
+        // A flush interval longer than the test: only catching up (at the end) syncs.
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 100, flushInterval: .seconds(60),
+                                                                                   ringCapacity: 32_768))
+        let ring = try p.makeRing(name: "t")
+        for i in 0..<20_000 { ring.push(record(i)) }
+        ring.close()
+        p.start()
+        let final = await offThread { p.stop() }
+        #expect(final.committed == 20_000)
+        let log = sink.log
+        #expect(log.filter { $0 != .sync }.count == 200)
+        #expect(log.filter { $0 == .sync } == [.sync], "one fsync for the whole backlog, not one per batch: \(log.count) events")
+        #expect(log.last == .sync, "the last commit must be synced before stop returns")
+        #expect(final.failedSyncs == 0)
+    }
+
+    @Test(arguments: [(StoreSink.Durability.group, Int64(1)), (.everyCommit, 2)])
+    func storeSinkSetsThePragmaItsModePromises(mode: StoreSink.Durability, synchronous: Int64) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
+        let store = try HealthStore(path: dir.appendingPathComponent("health.sqlite").path)
+        let sink = try StoreSink(store: store, durability: mode)
+        let value = try store.withConnection { db in
+            let st = try db.prepare("PRAGMA synchronous", cached: false)
+            _ = try st.step()
+            return st.int64(0)
+        }
+        #expect(value == synchronous)
+        // Syncing before any write (no WAL frames yet) and after one both succeed.
+        try sink.sync()
+        let slots = SlotTable()
+        let hr = try slots.slot(for: .heartRate)
+        let src = try slots.slot(for: Source(name: "t", identifier: "t"))
+        let r = SampleRecord(typeSlot: hr, value: 61, start: 1_790_000_000, end: 1_790_000_000, sourceSlot: src)
+        try withUnsafePointer(to: r) { try sink.write(UnsafeBufferPointer(start: $0, count: 1), slots: slots) }
+        try sink.sync()
+        #expect(try store.samples(SampleQuery(type: .heartRate)).map(\.quantity.value) == [61])
+    }
+}
