@@ -110,6 +110,9 @@ public final class IngestPipeline: @unchecked Sendable {
     public let configuration: IngestConfiguration
     /// The slot table records refer to.
     public let slots: SlotTable
+    /// The side channel for records' extras (sync identifiers, state to persist), shared by
+    /// every ring of the pipeline (docs/ingestion.md, "The side channel").
+    public let attachments: SampleAttachments
 
     private let sink: any SampleSink
     private let rings = Mutex<[SampleRing]>([])
@@ -141,6 +144,7 @@ public final class IngestPipeline: @unchecked Sendable {
         self.sink = sink
         self.slots = slots
         self.configuration = configuration
+        self.attachments = SampleAttachments { key throws(SinkError) in try sink.persistedState(forKey: key) }
     }
 
     /// A new ring for one source (one producer thread). Close it with ``SampleRing/close()``
@@ -148,7 +152,8 @@ public final class IngestPipeline: @unchecked Sendable {
     /// - Throws: ``IngestError/stopped`` once ``stop(timeout:)`` was called.
     public func makeRing(name: String) throws(IngestError) -> SampleRing {
         guard !stopRequested.load(ordering: .acquiring) else { throw .stopped }
-        let ring = SampleRing(capacity: configuration.ringCapacity, policy: configuration.overflow, name: name)
+        let ring = SampleRing(capacity: configuration.ringCapacity, policy: configuration.overflow, name: name,
+                              attachments: attachments)
         rings.withLock { $0.append(ring) }
         return ring
     }
@@ -265,21 +270,37 @@ public final class IngestPipeline: @unchecked Sendable {
                 }
             }
             held.store(UInt64(count + backlogs.values.reduce(0) { $0 + $1.remaining }), ordering: .releasing)
-            if count > 0, firstHeld == nil { firstHeld = .now }
+            // State values on the side channel wait at most one flush interval, like samples.
+            let stateHeld = count == 0 && attachments.pendingStateCount > 0
+            if count > 0 || stateHeld, firstHeld == nil { firstHeld = .now }
 
-            let due = count == cap || (count > 0 && (stopping || firstHeld.map { $0.duration(to: .now) >= configuration.flushInterval } ?? false))
-            if due {
+            let due = count == cap || ((count > 0 || stateHeld) && (stopping || firstHeld.map { $0.duration(to: .now) >= configuration.flushInterval } ?? false))
+            // Extras of this batch (skipped while the side channel is empty: the strap path).
+            let extras = due && !attachments.isEmpty
+                ? attachments.collect(UnsafeBufferPointer(rebasing: batch[0..<count])) : SampleAttachments.Taken()
+            if due && count == 0 && extras.batch.isEmpty {
+                // State whose samples are still in a ring: it goes with their batch.
+                firstHeld = nil
+            } else if due {
                 do {
-                    try sink.write(UnsafeBufferPointer(rebasing: batch[0..<count]), slots: slots)
-                    let seq = batches.add(1, ordering: .acquiringAndReleasing).newValue
-                    committed.add(UInt64(count), ordering: .releasing)
+                    let records = UnsafeBufferPointer(rebasing: batch[0..<count])
+                    if extras.batch.isEmpty {
+                        try sink.write(records, slots: slots)
+                    } else {
+                        try sink.write(records, slots: slots, attachments: extras.batch)
+                        attachments.resolve(extras)
+                    }
                     if stalled {
                         stalled = false
                         stalledBy.withLock { $0 = nil }
                         stateObserver.withLock { $0 }?(nil)
                     }
-                    let done = CommittedBatch(records: UnsafeBufferPointer(rebasing: batch[0..<count]), slots: slots, sequence: seq)
-                    for o in observers.withLock({ $0 }) { o(done) }
+                    if count > 0 {
+                        let seq = batches.add(1, ordering: .acquiringAndReleasing).newValue
+                        committed.add(UInt64(count), ordering: .releasing)
+                        let done = CommittedBatch(records: records, slots: slots, sequence: seq)
+                        for o in observers.withLock({ $0 }) { o(done) }
+                    }
                     count = 0
                     firstHeld = nil
                     held.store(UInt64(backlogs.values.reduce(0) { $0 + $1.remaining }), ordering: .releasing)
@@ -289,6 +310,7 @@ public final class IngestPipeline: @unchecked Sendable {
                 } catch {
                     if error.kind == .rejected {
                         rejected.add(UInt64(count), ordering: .releasing)
+                        attachments.resolve(extras, statesToo: false)
                         count = 0
                         firstHeld = nil
                         continue

@@ -22,6 +22,8 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
     public var end: Double
     /// A number the source gives the sample (a sequence number or a hash of its identity):
     /// carried to observers unchanged, never stored. Tests use it to follow every sample.
+    /// For a record pushed with ``SampleRing/push(_:attachment:)`` (flag ``Flags/attached``)
+    /// the ring sets it to the attachment's sequence number in ``SampleAttachments``.
     public var tag: UInt64
     /// The quantity type's slot in the ``SlotTable``.
     public var typeSlot: UInt16
@@ -49,6 +51,9 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
         public static let contactDetected = Flags(rawValue: 1 << 1)
         /// Beats may be missing before the first RR interval (after a reconnect).
         public static let rrPrecededByGap = Flags(rawValue: 1 << 2)
+        /// The record has a ``SampleAttachment`` (metadata, state to persist) on the pipeline's
+        /// side channel, numbered by ``SampleRecord/tag``. Set by the ring, not by sources.
+        public static let attached = Flags(rawValue: 1 << 15)
     }
 
     /// A record with no RR intervals.

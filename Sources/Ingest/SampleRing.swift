@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// What a ring does when it is full (the writer is behind: a stalled SD card, a full disk).
@@ -49,6 +50,8 @@ public final class SampleRing: @unchecked Sendable {
     public let policy: OverflowPolicy
     /// A name for reports (the source's name).
     public let name: String
+    /// The side channel for records' extras (shared by all rings of a pipeline).
+    public let attachments: SampleAttachments
 
     private let mask: Int
     private let storage: UnsafeMutablePointer<SampleRecord>
@@ -69,7 +72,10 @@ public final class SampleRing: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
 
     /// Makes a ring holding `capacity` records (rounded up to a power of two, at least 2).
-    public init(capacity: Int, policy: OverflowPolicy = .spill(limit: 100_000), name: String = "") {
+    /// `attachments` is the side channel ``push(_:attachment:)`` uses (a private one by default).
+    public init(capacity: Int, policy: OverflowPolicy = .spill(limit: 100_000), name: String = "",
+                attachments: SampleAttachments = SampleAttachments()) {
+        self.attachments = attachments
         var c = 2
         while c < capacity { c <<= 1 }
         self.capacity = c
@@ -135,6 +141,36 @@ public final class SampleRing: @unchecked Sendable {
             }
             return outcome
         }
+    }
+
+    /// Pushes a record with extras the record cannot carry (a sync identifier, state to persist
+    /// with it). Not the hot path: it takes the side channel's mutex and allocates. The record
+    /// gets the ``SampleRecord/Flags/attached`` flag and its ``SampleRecord/tag`` names the
+    /// attachment; if the ring drops the record, the attachment is discarded with it.
+    @discardableResult
+    public func push(_ record: SampleRecord, attachment: SampleAttachment) -> PushOutcome {
+        var r = record
+        let seq = attachments.register(attachment)
+        r.flags.insert(.attached)
+        r.tag = seq
+        let outcome = push(r)
+        if outcome == .dropped { attachments.discard(seq) }
+        return outcome
+    }
+
+    /// Sets state to persist (key → value) once every record this producer pushed so far that
+    /// belongs to the same key (``SampleAttachment/stateKey``) is committed: with the batch
+    /// that commits the last of them, or within one flush interval when none is in flight. A
+    /// newer value for the key replaces one not yet committed. Not the hot path.
+    public func setState(_ value: Data, forKey key: String) {
+        attachments.setState(value, forKey: key)
+    }
+
+    /// The value to resume `key` from: the newest one still on its way to the store (pushed by
+    /// any ring of the pipeline, e.g. before a re-plug), else the committed one.
+    /// - Throws: ``SinkError`` when the store cannot be read.
+    public func resumeState(forKey key: String) throws(SinkError) -> Data? {
+        try attachments.resumeState(forKey: key)
     }
 
     /// Tells the writer this producer is finished: once drained, the ring is retired.

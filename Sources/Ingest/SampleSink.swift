@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where the ingest writer commits batches: the health store, or a test double.
 ///
 /// The pipeline's writer thread is the only caller, one batch at a time, so an implementation
@@ -19,11 +21,33 @@ public protocol SampleSink: AnyObject, Sendable {
     /// before it stops. A failure is reported, not retried: the batches stay committed and the
     /// next call syncs them.
     func sync() throws(SinkError)
+
+    /// Writes `records` with their extras in ONE transaction, or nothing: each record flagged
+    /// ``SampleRecord/Flags/attached`` with its ``SampleAttachment`` metadata (sync identifiers
+    /// upserted as `HealthStore.save` does), and `attachments.state` (newest value per key).
+    /// `records` may be empty (a state-only commit). The default ignores the extras and calls
+    /// ``write(_:slots:)`` (test doubles); the store sink writes them.
+    func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
+               attachments: BatchAttachments) throws(SinkError)
+
+    /// The committed value of a state key (to resume a pedometer counter), or nil. Called from
+    /// source threads, not the writer's. The default has no state and returns nil.
+    func persistedState(forKey key: String) throws(SinkError) -> Data?
 }
 
 extension SampleSink {
     /// Nothing to do: each ``write(_:slots:)`` is durable on its own.
     public func sync() throws(SinkError) {}
+
+    /// Ignores the extras: writes the records only.
+    public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
+                      attachments: BatchAttachments) throws(SinkError) {
+        guard !records.isEmpty else { return }
+        try write(records, slots: slots)
+    }
+
+    /// No persisted state.
+    public func persistedState(forKey key: String) throws(SinkError) -> Data? { nil }
 }
 
 /// Why a batch could not be committed. The writer keeps the batch and retries every kind.

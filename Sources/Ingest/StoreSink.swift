@@ -71,6 +71,23 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     public static let rowsPerStatement = 50
 
     public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
+        try write(records, slots: slots, attachments: .none)
+    }
+
+    /// The committed value of `key` in the store's state table.
+    public func persistedState(forKey key: String) throws(SinkError) -> Data? {
+        do { return try store.state(key) } catch let e as StoreError {
+            throw SinkError(Self.kind(of: e), e.description)
+        } catch {
+            throw SinkError(.other, "\(error)")
+        }
+    }
+
+    /// Writes the batch as ``write(_:slots:)`` does, and in the same transaction the records
+    /// flagged ``SampleRecord/Flags/attached`` with their metadata (through the store's own
+    /// sync-identifier upsert) and `attachments.state`.
+    public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
+                      attachments: BatchAttachments) throws(SinkError) {
         let table = slots.snapshot()
         do {
             try store.write { w in
@@ -133,16 +150,29 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                         sqlite3_bind_null(h, o + 14); sqlite3_bind_null(h, o + 15)
                     }
                 }
+                // Records with extras go through the store's sync rules below (rare: pedometers);
+                // the fast path takes the others, compacted only when the batch has such records.
+                var fast = records
+                var compacted: UnsafeMutableBufferPointer<SampleRecord>?
+                defer { compacted?.deallocate() }
+                if records.contains(where: { $0.flags.contains(.attached) }) {
+                    let c = UnsafeMutableBufferPointer<SampleRecord>.allocate(capacity: records.count)
+                    var n = 0
+                    for r in records where !r.flags.contains(.attached) { c[n] = r; n += 1 }
+                    compacted = c
+                    fast = UnsafeBufferPointer(rebasing: c[0..<n])
+                }
                 var i = 0
-                while i < records.count {
-                    let k = records.count - i >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
+                while i < fast.count {
+                    let k = fast.count - i >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
                     let h = k == 1 ? one : many
-                    for j in 0..<k { try bind(records[i + j], to: h, row: Int32(j)) }
+                    for j in 0..<k { try bind(fast[i + j], to: h, row: Int32(j)) }
                     let rc = sqlite3_step(h)
                     sqlite3_reset(h)
                     guard rc == SQLITE_DONE else { throw w.connection.error(rc, "inserting a batch of samples") }
                     i += k
                 }
+                try writeAttached(records, table: table, attachments: attachments, with: w)
             }
         } catch let e as SinkError {
             throw e
@@ -151,6 +181,41 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
         } catch {
             throw SinkError(.rejected, "\(error)")
         }
+    }
+
+    /// The side-channel part of a batch: attached records as `QuantitySample`s through the
+    /// store's insert (sync-identifier upsert), then the newest state per key.
+    private func writeAttached(_ records: UnsafeBufferPointer<SampleRecord>,
+                               table: (types: [QuantityType], sources: [Source], devices: [Device]),
+                               attachments: BatchAttachments, with w: StoreWriter) throws {
+        var statements: StoreWriter.InsertStatements?
+        for i in records.indices where records[i].flags.contains(.attached) {
+            let r = records[i]
+            guard Int(r.typeSlot) < table.types.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
+            guard Int(r.sourceSlot) < table.sources.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
+            let type = table.types[Int(r.typeSlot)]
+            var metadata = attachments.samples[i]?.metadata ?? Metadata()
+            if type == .heartRate, metadata.sensorContact == nil {
+                metadata.sensorContact = !r.flags.contains(.contactSupported) ? .notSupported
+                    : r.flags.contains(.contactDetected) ? .detected : .notDetected
+            }
+            let device = r.deviceSlot == SlotTable.noDevice || Int(r.deviceSlot) >= table.devices.count
+                ? nil : table.devices[Int(r.deviceSlot)]
+            let sample: QuantitySample
+            do {
+                sample = try QuantitySample(
+                    type: type, quantity: Quantity(r.value, type.canonicalUnit),
+                    start: Date(timeIntervalSince1970: r.start), end: Date(timeIntervalSince1970: r.end),
+                    source: table.sources[Int(r.sourceSlot)], device: device, metadata: metadata,
+                    rrIntervals: r.rrCount > 0 ? RRIntervals(ticks: r.rrTicks, precededByGap: r.flags.contains(.rrPrecededByGap)) : nil)
+            } catch {
+                throw SinkError(.rejected, "\(error)")
+            }
+            if statements == nil { statements = try w.statements() }
+            _ = try w.insert(sample, using: statements!)
+        }
+        let now = Date()
+        for (key, value) in attachments.state.sorted(by: { $0.key < $1.key }) { try w.setState(key, value, at: now) }
     }
 
     static func kind(of e: StoreError) -> SinkError.Kind {
