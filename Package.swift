@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: strict),
 
         // ---- Ingestion tests
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "GATT"], swiftSettings: strict),
+        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "GATT", "SerialPedometer"], swiftSettings: strict),
 
         // ---- Change feed tests
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.

@@ -9,15 +9,50 @@ import Synchronization
 /// counter into step intervals (wraps, resets, gaps handled by `StepCounter`), and pushes each
 /// interval as a `stepCount` record. Rejected lines and counter events are counted, not fatal.
 ///
+/// Like `serial watch`, each step sample carries its sync identifier (version 1), and the
+/// counter state after it is persisted in the sample's transaction under
+/// `serial.counter.<device id>` (the same key, so `serial watch` and `run` continue each other's
+/// counts). Both travel on the pipeline's side channel (``SampleRing/push(_:attachment:)``),
+/// never in the ring's records. On start the counter resumes from that state; at the end of the
+/// stream (unplug, stop) the session is finished: a last unterminated line is read and a
+/// reading held back as a possible glitch is settled, and the final state is persisted.
+///
 /// The serial reader thread is this ring's single producer.
 public struct PedometerSource: IngestSource {
     public let name: String
     public let reconnects: Bool
     /// The tty path.
     public let path: String
-    private let baud: Int
+    /// The device id: it keys the persisted counter state and is part of every sync identifier.
+    public let deviceID: String
+    /// How the port is opened, lines parsed and the counter interpreted.
+    public let options: Options
     private let deviceName: String?
     private let counters = Counters()
+
+    /// The serial options `serial watch` takes, as the `[[pedometer]]` table gives them.
+    public struct Options: Sendable, Equatable {
+        /// Line speed (8N1).
+        public var baud: Int
+        /// Flow control.
+        public var flowControl: FlowControl
+        /// The line format (`auto`, `json`, `kv`, `int` or a vendor profile).
+        public var format: LineFormat
+        /// The counter's width (16, 24 or 32) when known: a decrease that fits is a wrap.
+        public var counterBits: Int?
+        /// Use the line's `t` for timestamps (`serial watch --device-time trust`).
+        public var trustDeviceTime: Bool
+
+        /// Options with `serial watch`'s defaults.
+        public init(baud: Int = 115_200, flowControl: FlowControl = .none, format: LineFormat = .auto,
+                    counterBits: Int? = nil, trustDeviceTime: Bool = false) {
+            self.baud = baud
+            self.flowControl = flowControl
+            self.format = format
+            self.counterBits = counterBits
+            self.trustDeviceTime = trustDeviceTime
+        }
+    }
 
     /// Per-pedometer counters (any thread).
     public final class Counters: Sendable {
@@ -27,6 +62,8 @@ public struct PedometerSource: IngestSource {
         public let rejected = Atomic<Int>(0)
         /// Step intervals pushed.
         public let intervals = Atomic<Int>(0)
+        /// Times the session was finished at the end of a stream (unplug or stop).
+        public let finished = Atomic<Int>(0)
         init() {}
     }
 
@@ -34,48 +71,57 @@ public struct PedometerSource: IngestSource {
     public var stats: Counters { counters }
 
     /// The source HealthGate's serial samples carry.
-    public static let source = Source(name: "HealthGate serial", identifier: "org.healthgate.serial")
+    public static let source = PedometerRecorder.defaultSource
 
-    /// A pedometer on `path` at `baud`.
-    public init(path: String, baud: Int = 115_200, name: String? = nil, reconnects: Bool = true) {
+    /// A pedometer on `path`.
+    /// - Parameters:
+    ///   - id: the device id (as `serial watch --id`); default: the path.
+    ///   - options: port, line format and counter options.
+    public init(path: String, id: String? = nil, options: Options = Options(), name: String? = nil,
+                reconnects: Bool = true) {
         self.name = "pedometer \(path)"
         self.path = path
-        self.baud = baud
+        self.deviceID = id ?? path
+        self.options = options
         self.deviceName = name
         self.reconnects = reconnects
     }
 
+    /// A pedometer on `path` at `baud` with the default options.
+    public init(path: String, baud: Int, name: String? = nil, reconnects: Bool = true) {
+        self.init(path: path, options: Options(baud: baud), name: name, reconnects: reconnects)
+    }
+
+    /// The state-table key of this pedometer's counter (`serial.counter.<device id>`).
+    public var stateKey: String { PedometerRecorder.stateKey(deviceID: deviceID) }
+
     public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
-        let port = try SerialPort(path: path, options: SerialPortOptions(baud: baud))
-        let deviceID = "serial:\(path)"
+        let key = stateKey
+        // The newest state still on its way to the store (a quick re-plug), else the stored one.
+        // Unreadable state is treated as never seen, as `serial watch` does.
+        let resume = try ring.resumeState(forKey: key).flatMap { try? JSONDecoder().decode(CounterState.self, from: $0) }
+        let counterConfig = try CounterConfiguration(deviceID: deviceID, counterBits: options.counterBits,
+                                                     trustDeviceTime: options.trustDeviceTime)
         let typeSlot = try slots.slot(for: .stepCount)
         let sourceSlot = try slots.slot(for: Self.source)
-        let deviceSlot = try slots.slot(for: Device(name: deviceName ?? URL(fileURLWithPath: path).lastPathComponent,
-                                                    localIdentifier: deviceID))
-        let session = Mutex(PedometerSession(format: .auto, counter: StepCounter(configuration: try CounterConfiguration(deviceID: deviceID))))
-        let counters = self.counters
+        let device = Device(name: deviceName ?? URL(fileURLWithPath: path).lastPathComponent,
+                            localIdentifier: "serial:\(deviceID)")
+        let deviceSlot = try slots.slot(for: device)
+        let port = try SerialPort(path: path, options: SerialPortOptions(baud: options.baud, flowControl: options.flowControl))
+        let feeder = Mutex(Feeder(
+            session: PedometerSession(format: options.format, counter: StepCounter(configuration: counterConfig, state: resume ?? CounterState())),
+            ring: ring, key: key, counters: counters, device: device,
+            slots: (typeSlot, sourceSlot, deviceSlot)))
         let ended = Mutex<String?>(nil)
         let reader = SerialReader(port: port) { event in
             switch event {
             case .chunk(let bytes, let at):
-                let events = session.withLock { $0.feed(bytes, receivedAt: at) }
-                for e in events {
-                    switch e {
-                    case .accepted: counters.lines.add(1, ordering: .relaxed)
-                    case .rejected: counters.rejected.add(1, ordering: .relaxed)
-                    case .counter: break
-                    case .sample(let interval):
-                        ring.push(SampleRecord(typeSlot: typeSlot, value: Double(interval.steps),
-                                               start: interval.start.timeIntervalSince1970,
-                                               end: interval.end.timeIntervalSince1970,
-                                               sourceSlot: sourceSlot, deviceSlot: deviceSlot))
-                        counters.intervals.add(1, ordering: .relaxed)
-                    }
-                }
+                feeder.withLock { $0.feed(bytes, at: at) }
             case .gone(let reason):
+                feeder.withLock { $0.finish(at: Date()) }
                 ended.withLock { $0 = reason }
             case .stopped:
-                break
+                feeder.withLock { $0.finish(at: Date()) }
             }
         }
         stop.onRaise { reader.stop() }
@@ -83,6 +129,86 @@ public struct PedometerSource: IngestSource {
         port.close()
         if stop.isRaised { return }
         throw PedometerGone(path: path, reason: ended.withLock { $0 } ?? "closed")
+    }
+
+    /// Bytes → lines → session, one line at a time so every sample carries the counter state
+    /// right after it (a batch boundary between two samples then never persists a state that is
+    /// ahead of the committed samples).
+    private struct Feeder: @unchecked Sendable {
+        // @unchecked: only the reader thread touches it, under the source's mutex.
+        var session: PedometerSession
+        var framer = LineFramer()
+        let ring: SampleRing
+        let key: String
+        let counters: Counters
+        let device: Device
+        let slots: (type: UInt16, source: UInt16, device: UInt16)
+        var lastState: CounterState?
+        let encoder = JSONEncoder()
+
+        init(session: PedometerSession, ring: SampleRing, key: String, counters: Counters, device: Device,
+             slots: (UInt16, UInt16, UInt16)) {
+            self.session = session
+            self.ring = ring
+            self.key = key
+            self.counters = counters
+            self.device = device
+            self.slots = slots
+            self.lastState = session.counter.state
+        }
+
+        mutating func feed(_ bytes: [UInt8], at: Date) {
+            for framed in framer.feed(bytes) { line(framed, at: at) }
+        }
+
+        /// The end of the stream: a last unterminated line, then the counter settles what it
+        /// held back; the final state is persisted.
+        mutating func finish(at: Date) {
+            if let framed = framer.finish() { line(framed, at: at) }
+            emit(session.finish(receivedAt: at))
+            counters.finished.add(1, ordering: .relaxed)
+        }
+
+        private mutating func line(_ framed: FramedLine, at: Date) {
+            switch framed {
+            case .rejected:
+                counters.rejected.add(1, ordering: .relaxed)
+            case .line(let text):
+                emit(session.feedLine(text, receivedAt: at))
+            }
+        }
+
+        private mutating func emit(_ events: [SessionEvent]) {
+            var intervals: [StepInterval] = []
+            for e in events {
+                switch e {
+                case .accepted: counters.lines.add(1, ordering: .relaxed)
+                case .rejected: counters.rejected.add(1, ordering: .relaxed)
+                case .counter: break
+                case .sample(let interval): intervals.append(interval)
+                }
+            }
+            let state = session.counter.state
+            let changed = state != lastState
+            lastState = state
+            let encoded = changed ? try? encoder.encode(state) : nil
+            guard !intervals.isEmpty else {
+                if let encoded { ring.setState(encoded, forKey: key) }
+                return
+            }
+            for (k, interval) in intervals.enumerated() {
+                let metadata = (try? interval.quantitySample(source: PedometerSource.source, device: device).metadata)
+                    ?? Metadata(syncIdentifier: interval.syncIdentifier, syncVersion: 1)
+                // The state after this reading goes with its last sample.
+                let last = k == intervals.count - 1
+                ring.push(SampleRecord(typeSlot: slots.type, value: Double(interval.steps),
+                                       start: interval.start.timeIntervalSince1970,
+                                       end: interval.end.timeIntervalSince1970,
+                                       sourceSlot: slots.source, deviceSlot: slots.device),
+                          attachment: SampleAttachment(metadata: metadata, stateKey: key, state: last ? encoded : nil))
+                counters.intervals.add(1, ordering: .relaxed)
+            }
+        }
     }
 }
 

@@ -24,6 +24,7 @@ public final class SimulatedPedometer: Sendable {
     /// Lines written (good and garbage).
     public var linesWritten: Int { written.load(ordering: .relaxed) }
     private let written = Atomic<Int>(0)
+    private let masterOpen = Atomic<Bool>(true)
 
     /// Opens a pty pair.
     /// - Throws: `POSIXError` when the kernel has no ptys left.
@@ -45,13 +46,20 @@ public final class SimulatedPedometer: Sendable {
     }
 
     deinit {
-        Glibc.close(master)
+        unplug()
         Glibc.close(slaveKeepAlive)
+    }
+
+    /// Closes the far end, as when a USB-serial adapter is pulled: the gateway's port sees a
+    /// hangup. Stop the writer thread first. Idempotent; nothing can be written afterwards.
+    public func unplug() {
+        if masterOpen.exchange(false, ordering: .acquiringAndReleasing) { Glibc.close(master) }
     }
 
     /// Writes one raw line (a newline is appended).
     @discardableResult
     public func writeLine(_ line: String) -> Bool {
+        guard masterOpen.load(ordering: .acquiring) else { return false }
         let bytes = Array((line + "\n").utf8)
         let n = bytes.withUnsafeBytes { Glibc.write(master, $0.baseAddress, $0.count) }
         if n == bytes.count { written.add(1, ordering: .relaxed) }
