@@ -206,6 +206,12 @@ public final class SerialPort: @unchecked Sendable {
             defer { c = true }
             return c
         }
-        if !wasClosed { Glibc.close(fd) }
+        if !wasClosed {
+            // Release TIOCEXCL first: the flag lives on the tty, not the descriptor, and outlives
+            // this close while anything else keeps the tty open (a pty's far end, another
+            // holder), which would refuse the next open (a daemon restart) with EBUSY.
+            _ = ioctl(fd, UInt(TIOCNXCL))
+            Glibc.close(fd)
+        }
     }
 }
