@@ -15,7 +15,7 @@ final class DaemonRig: @unchecked Sendable {
 
     init(path: String) throws {
         store = try HealthStore(path: path)
-        pipeline = try IngestPipeline(sink: try StoreSink(store: store, durable: false),
+        pipeline = try IngestPipeline(sink: try StoreSink(store: store),
                                       configuration: IngestConfiguration(flushInterval: .milliseconds(50)))
         runner = SourceRunner(pipeline: pipeline, logger: Logger(label: "test"))
         pipeline.start()

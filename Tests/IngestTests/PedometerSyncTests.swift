@@ -36,7 +36,7 @@ import Testing
     /// batch keep their plain fast path.
     @Test func theSideChannelAppliesTheStoresSyncRules() async throws {
         let store = try HealthStore(path: temporaryStorePath())
-        let p = try IngestPipeline(sink: try StoreSink(store: store, durable: false))
+        let p = try IngestPipeline(sink: try StoreSink(store: store))
         let steps = try p.slots.slot(for: .stepCount), hr = try p.slots.slot(for: .heartRate)
         let src = try p.slots.slot(for: PedometerSource.source)
         let ring = try p.makeRing(name: "t")
@@ -69,7 +69,7 @@ import Testing
         try store.withConnection { db in
             try db.execute("CREATE TRIGGER refuse BEFORE INSERT ON state WHEN NEW.key = 'serial.counter.BAD' BEGIN SELECT RAISE(ABORT, 'injected failure'); END")
         }
-        let p = try IngestPipeline(sink: try StoreSink(store: store, durable: false))
+        let p = try IngestPipeline(sink: try StoreSink(store: store))
         let steps = try p.slots.slot(for: .stepCount), src = try p.slots.slot(for: PedometerSource.source)
         let ring = try p.makeRing(name: "t")
         func push(_ key: String, _ v: Double) {
@@ -94,7 +94,7 @@ import Testing
     /// A record the ring drops takes its attachment with it: it is neither leaked nor written.
     @Test func aDroppedRecordsAttachmentIsDiscarded() async throws {
         let store = try HealthStore(path: temporaryStorePath())
-        let p = try IngestPipeline(sink: try StoreSink(store: store, durable: false),
+        let p = try IngestPipeline(sink: try StoreSink(store: store),
                                    configuration: IngestConfiguration(ringCapacity: 2, overflow: .dropNewest))
         let steps = try p.slots.slot(for: .stepCount), src = try p.slots.slot(for: PedometerSource.source)
         let ring = try p.makeRing(name: "t")
