@@ -1,6 +1,7 @@
 import Foundation
 import GATT
 import Ingest
+import SerialPedometer
 import TOMLKit
 
 /// The daemon's configuration, read from a TOML file (`samples/healthgate.toml` documents every
@@ -34,6 +35,23 @@ public struct GatewayConfig: Sendable, Equatable {
         public var baud: Int
         /// A name for logs and the device registry.
         public var name: String?
+        /// The device id keying the persisted counter state and the sync identifiers (`serial
+        /// watch --id`); nil: the USB serial number when sysfs knows it, else the device path.
+        public var id: String? = nil
+        /// The line format (`format`: auto, json, kv, int or profile:NAME).
+        public var format: LineFormat = .auto
+        /// The counter's width (`counter_bits`: 16, 24 or 32), when known.
+        public var counterBits: Int? = nil
+        /// Use the line's `t` for timestamps (`device_time = "trust"`).
+        public var trustDeviceTime: Bool = false
+        /// Flow control (`flow_control`: none, rtscts or xonxoff).
+        public var flowControl: FlowControl = .none
+
+        /// The options a ``PedometerSource`` for this rule opens its port and counts with.
+        public var sourceOptions: PedometerSource.Options {
+            PedometerSource.Options(baud: baud, flowControl: flowControl, format: format,
+                                    counterBits: counterBits, trustDeviceTime: trustDeviceTime)
+        }
     }
 
     /// The file this came from (for messages).
@@ -48,6 +66,8 @@ public struct GatewayConfig: Sendable, Equatable {
     public var straps: [Strap]
     /// Pedometer match rules.
     public var pedometers: [Pedometer]
+    /// The user's vendor profiles (`[profiles.NAME]`, as in `serial.toml`), besides the built-in ones.
+    public var profiles: [String: VendorProfile]
     /// Seconds between status log lines (and systemd STATUS updates).
     public var statusInterval: Int
 
@@ -58,6 +78,7 @@ public struct GatewayConfig: Sendable, Equatable {
         self.ingest = IngestConfiguration()
         self.straps = []
         self.pedometers = []
+        self.profiles = [:]
         self.statusInterval = 60
     }
 
@@ -202,7 +223,7 @@ private struct Parser {
 
     mutating func read(_ root: TOMLTable) throws(ConfigError) -> GatewayConfig {
         var c = GatewayConfig(file: file)
-        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "status_interval"], at: Place())
+        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "profiles", "status_interval"], at: Place())
         c.statusInterval = try int(root, "status_interval", at: Place(), range: 1...86_400) ?? c.statusInterval
 
         if let v = root["store"] {
@@ -273,16 +294,61 @@ private struct Parser {
                                   socket: socket))
         }
 
+        // Vendor profiles first: a pedometer's format may name one.
+        if let v = root["profiles"] {
+            guard let t = v.table else { throw fail(Place(key: "profiles"), "expected [profiles.NAME] tables") }
+            for name in t.keys.sorted() {
+                let place = Place(table: "profiles.\(name)")
+                guard let pt = t[name]?.table else { throw fail(place, "expected a table with pattern = '…'") }
+                try checkKeys(pt, allowed: ["pattern", "semantics"], at: place)
+                guard let pattern = try string(pt, "pattern", at: place) else {
+                    throw fail(place, "missing 'pattern' (a regular expression with a (?<steps>…) group)")
+                }
+                let semText = try string(pt, "semantics", at: place) ?? "cumulative"
+                guard let semantics = CountSemantics(rawValue: semText) else {
+                    throw fail(Place(table: place.table, key: "semantics"), "'\(semText)' is not a semantics; use \"cumulative\" or \"delta\"")
+                }
+                do { c.profiles[name] = try VendorProfile(name: name, pattern: pattern, semantics: semantics) } catch {
+                    throw fail(Place(table: place.table, key: "pattern"), "\(error)")
+                }
+            }
+        }
+        let allProfiles = VendorProfile.builtIn.merging(c.profiles) { _, user in user }
+
         for (i, t) in try tables(root, "pedometer").enumerated() {
             let place = Place(table: "pedometer", index: i)
-            try checkKeys(t, allowed: ["path", "vendor", "product", "serial", "baud", "name"], at: place)
-            let ped = GatewayConfig.Pedometer(
+            func at(_ key: String) -> Place { Place(table: "pedometer", index: i, key: key) }
+            try checkKeys(t, allowed: ["path", "vendor", "product", "serial", "baud", "name", "id", "format",
+                                       "counter_bits", "device_time", "flow_control"], at: place)
+            var ped = GatewayConfig.Pedometer(
                 path: try string(t, "path", at: place),
                 vendor: try string(t, "vendor", at: place)?.lowercased(),
                 product: try string(t, "product", at: place)?.lowercased(),
                 serial: try string(t, "serial", at: place),
                 baud: try int(t, "baud", at: place, range: 50...4_000_000) ?? 115_200,
                 name: try string(t, "name", at: place))
+            // The options of `serial watch`, parsed and checked by the same code.
+            ped.id = try string(t, "id", at: place)
+            if ped.id?.isEmpty == true { throw fail(at("id"), "the device id is empty; leave 'id' out to use the USB serial number or the path") }
+            if let f = try string(t, "format", at: place) {
+                do { ped.format = try LineFormat(parsing: f, profiles: allProfiles) } catch { throw fail(at("format"), "\(error)") }
+            }
+            if let v = t["counter_bits"] {
+                guard let bits = v.int else { throw fail(at("counter_bits"), "expected a whole number (16, 24 or 32), found \(v.type)") }
+                do { _ = try CounterConfiguration(deviceID: "-", counterBits: bits) } catch { throw fail(at("counter_bits"), "\(error)") }
+                ped.counterBits = bits
+            }
+            switch try string(t, "device_time", at: place) ?? "ignore" {
+            case "ignore": ped.trustDeviceTime = false
+            case "trust": ped.trustDeviceTime = true
+            case let other: throw fail(at("device_time"), "'\(other)' is not a device time mode; use \"trust\" (timestamps from the line's t) or \"ignore\" (receipt time)")
+            }
+            if let fc = try string(t, "flow_control", at: place) {
+                guard let flow = FlowControl(rawValue: fc) else {
+                    throw fail(at("flow_control"), "'\(fc)' is not a flow control; use \"none\", \"rtscts\" or \"xonxoff\"")
+                }
+                ped.flowControl = flow
+            }
             if ped.path == nil && ped.vendor == nil && ped.product == nil && ped.serial == nil {
                 throw fail(place, "give a 'path' or at least one of 'vendor', 'product', 'serial' to match the port")
             }

@@ -48,8 +48,9 @@ public final class PedometerWatcher: Sendable {
         for (path, rule) in matches() {
             let isNew = open.withLock { $0.insert(path).inserted }
             guard isNew else { continue }
-            logger.notice("pedometer \(path) appeared (rule \(rule.name ?? rule.path ?? "usb")); opening it at \(rule.baud) baud")
-            let source = PedometerSource(path: path, baud: rule.baud, name: rule.name, reconnects: false)
+            logger.notice("pedometer \(path) appeared (rule \(rule.name ?? rule.path ?? "usb")); opening it at \(rule.baud) baud, format \(rule.format)")
+            let source = PedometerSource(path: path, id: rule.id ?? defaultID(path), options: rule.sourceOptions,
+                                         name: rule.name, reconnects: false)
             do {
                 try runner.start(source) { [self] in
                     _ = open.withLock { $0.remove(path) }
@@ -85,6 +86,15 @@ public final class PedometerWatcher: Sendable {
             }
         }
         return out
+    }
+
+    /// The id a pedometer's counter state is kept under when its rule names none: the USB
+    /// serial number (what `serial watch` uses by default, and stable when the adapter comes back
+    /// as another ttyUSBn), else the path.
+    func defaultID(_ path: String) -> String {
+        let tty = URL(fileURLWithPath: path).lastPathComponent
+        if let serial = usbProperties(tty: tty)?.serial, !serial.isEmpty { return serial }
+        return path
     }
 
     /// idVendor/idProduct/serial of the USB device above a tty, from sysfs.

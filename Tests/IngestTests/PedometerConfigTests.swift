@@ -1,0 +1,107 @@
+import Foundation
+import HealthGateTesting
+import HealthModel
+import Logging
+import SerialPedometer
+import Testing
+@testable import Gateway
+@testable import Ingest
+
+/// The `[[pedometer]]` keys `serial watch` has as options (id, format with vendor profiles,
+/// counter bits, device time, flow control): read, and every mistake reported with file, line
+/// and what is wrong.
+@Suite struct PedometerConfigTests {
+    @Test func readsTheSerialOptionsAndProfiles() throws {
+        let text = """
+            [profiles.my-band]
+            pattern = '^Step: (?<steps>\\d+)$'
+            semantics = "delta"
+
+            [[pedometer]]
+            path = "/dev/ttyUSB0"
+            id = "PED0001"
+            format = "profile:my-band"
+            counter_bits = 24
+            device_time = "trust"
+            flow_control = "rtscts"
+
+            [[pedometer]]
+            vendor = "10c4"
+            format = "profile:seeed-bma456"
+
+            [[pedometer]]
+            path = "/dev/ttyACM0"
+            """
+        let c = try GatewayConfig.parse(text, file: "t.toml")
+        #expect(c.pedometers.count == 3)
+        let a = c.pedometers[0]
+        #expect(a.id == "PED0001" && a.counterBits == 24 && a.trustDeviceTime && a.flowControl == .rtscts)
+        guard case .profile(let p) = a.format else { Issue.record("format is \(a.format)"); return }
+        #expect(p.name == "my-band" && p.semantics == .delta)
+        #expect(c.profiles["my-band"] == p)
+        #expect(a.sourceOptions == PedometerSource.Options(baud: 115_200, flowControl: .rtscts, format: a.format,
+                                                          counterBits: 24, trustDeviceTime: true))
+        #expect(c.pedometers[1].format == .profile(VendorProfile.builtIn["seeed-bma456"]!))
+        // Left out: serial watch's defaults.
+        let d = c.pedometers[2]
+        #expect(d.id == nil && d.format == .auto && d.counterBits == nil && !d.trustDeviceTime && d.flowControl == .none)
+    }
+
+    /// The rule's options reach the source the watcher opens: with `counter_bits = 16` a
+    /// decrease that fits is a wrap (steps kept), and `id` keys the samples and the state.
+    @Test func theWatcherOpensSourcesWithTheRulesOptions() async throws {
+        let ped = try SimulatedPedometer()
+        let c = try GatewayConfig.parse("""
+            [[pedometer]]
+            path = "\(ped.path)"
+            id = "PED-CFG"
+            format = "int"
+            counter_bits = 16
+            """, file: "t.toml")
+        let rig = try DaemonRig(path: temporaryStorePath())
+        let watcher = PedometerWatcher(rules: c.pedometers, runner: rig.runner, logger: Logger(label: "test"))
+        #expect(watcher.scanOnce() == [ped.path])
+        ped.writeLine("65530")
+        ped.writeLine("4")
+        #expect(await eventually { rig.steps().count == 1 })
+        _ = await offThread { rig.stop() }
+        let s = try #require(rig.steps().first)
+        #expect(s.quantity.value == 10, "65530 → 4 wrapped at 2^16")
+        #expect(s.metadata.syncIdentifier?.hasPrefix("serial:PED-CFG:") == true)
+        #expect(rig.counterState("PED-CFG")?.tally.wraps == 1)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let text: String
+        let line: Int
+        let says: String
+        var testDescription: String { says }
+    }
+
+    @Test(arguments: [
+        Case(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\nformat = \"csv\"\n", line: 3,
+             says: "'format' in [[pedometer]] #1: unknown line format \"csv\""),
+        Case(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\nformat = \"profile:nope\"\n", line: 3,
+             says: "unknown vendor profile \"nope\""),
+        Case(text: "[[pedometer]]\npath = \"/a\"\n[[pedometer]]\npath = \"/b\"\ncounter_bits = 20\n", line: 5,
+             says: "'counter_bits' in [[pedometer]] #2: counter width 20 is not supported: use 16, 24 or 32"),
+        Case(text: "[[pedometer]]\npath = \"/a\"\ncounter_bits = \"24\"\n", line: 3, says: "expected a whole number (16, 24 or 32), found string"),
+        Case(text: "[[pedometer]]\npath = \"/a\"\ndevice_time = \"yes\"\n", line: 3, says: "'yes' is not a device time mode"),
+        Case(text: "[[pedometer]]\npath = \"/a\"\nflow_control = \"cts\"\n", line: 3, says: "'cts' is not a flow control"),
+        Case(text: "[[pedometer]]\npath = \"/a\"\nid = \"\"\n", line: 3, says: "the device id is empty"),
+        Case(text: "[[pedometer]]\npath = \"/a\"\nformt = \"int\"\n", line: 3, says: "unknown key"),
+        Case(text: "[profiles.x]\npattern = '(?<steps>\\d+'\n", line: 2, says: "vendor profile \"x\" has a bad pattern"),
+        Case(text: "[profiles.x]\npattern = '(?<steps>\\d+)'\nsemantics = \"total\"\n", line: 3, says: "'total' is not a semantics"),
+        Case(text: "[profiles.x]\nsemantics = \"delta\"\n", line: 1, says: "missing 'pattern'"),
+    ])
+    func reportsFileLineAndWhatIsWrong(_ c: Case) {
+        do {
+            _ = try GatewayConfig.parse(c.text, file: "/etc/healthgate.toml")
+            Issue.record("accepted a bad config: \(c.text)")
+        } catch {
+            #expect(error.line == c.line, "\(error)")
+            #expect(error.description.contains(c.says), "\(error)")
+            #expect(error.description.hasPrefix("/etc/healthgate.toml:\(c.line): "))
+        }
+    }
+}
