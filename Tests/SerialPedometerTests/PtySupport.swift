@@ -44,8 +44,8 @@ final class PtyRig: @unchecked Sendable {
     let port: SerialPort
     private(set) var reader: SerialReader!
     private final class Box: Sendable {
-        let m: Mutex<(session: PedometerSession, events: [SessionEvent], gone: String?, stopped: Bool, after: Int)>
-        init(_ session: PedometerSession) { m = Mutex((session, [], nil, false, 0)) }
+        let m: Mutex<(session: PedometerSession, events: [SessionEvent], gone: String?, stopped: Bool, after: Int, bytes: Int)>
+        init(_ session: PedometerSession) { m = Mutex((session, [], nil, false, 0, 0)) }
     }
     private let box: Box
 
@@ -57,7 +57,9 @@ final class PtyRig: @unchecked Sendable {
             box.m.withLock { s in
                 if s.gone != nil || s.stopped { s.after += 1; return }
                 switch event {
-                case .chunk(let bytes, let at): s.events += s.session.feed(bytes, receivedAt: at)
+                case .chunk(let bytes, let at):
+                    s.bytes += bytes.count
+                    s.events += s.session.feed(bytes, receivedAt: at)
                 case .gone(let why):
                     s.events += s.session.finish(receivedAt: Date())
                     s.gone = why
@@ -70,6 +72,8 @@ final class PtyRig: @unchecked Sendable {
     var events: [SessionEvent] { box.m.withLock { $0.events } }
     var session: PedometerSession { box.m.withLock { $0.session } }
     var goneReason: String? { box.m.withLock { $0.gone } }
+    /// Bytes the reader has delivered so far.
+    var bytesReceived: Int { box.m.withLock { $0.bytes } }
     /// Events delivered after the reader said it was gone or stopped (must stay 0).
     var eventsAfterEnd: Int { box.m.withLock { $0.after } }
 
@@ -83,10 +87,11 @@ final class PtyRig: @unchecked Sendable {
         events.compactMap { if case .sample(let s) = $0 { s } else { nil } }
     }
 
-    /// Waits (up to a generous limit, so a slow CI machine is not a failure) until `condition`
+    /// Waits (up to a generous 60 s, so a loaded CI machine is not a failure) until `condition`
     /// holds; returns whether it did. Not a timing assertion: only the outcome is checked.
     func wait(until condition: (PtyRig) -> Bool) -> Bool {
-        for _ in 0..<3000 {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
             if condition(self) { return true }
             usleep(5000)
         }

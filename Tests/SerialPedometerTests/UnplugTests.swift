@@ -11,10 +11,17 @@ import Testing
         let first = try PtyPeer()
         defer { withExtendedLifetime(first) {} }  // the master must outlive the reads
         let rig = try PtyRig(path: first.path, session: makeSession())
-        for c in [0, 4, 9] { first.send("{\"steps\":\(c),\"boot\":\"A\"}\n") }
+        var sent = 0
+        for c in [0, 4, 9] {
+            let line = "{\"steps\":\(c),\"boot\":\"A\"}\n"
+            first.send(line)
+            sent += line.utf8.count
+        }
         #expect(rig.wait { $0.readings.count == 3 })
-        first.send("{\"steps\":12")            // half a line, then the cable is pulled
-        usleep(20_000)
+        first.send("{\"steps\":12")            // half a line, then the cable is pulled —
+        sent += 11
+        // once the reader has it (a hang-up discards what the tty still buffers).
+        #expect(rig.wait { $0.bytesReceived == sent })
         first.unplug()
         #expect(rig.wait { $0.goneReason != nil })
         rig.reader.wait()                         // the thread really ended: no busy loop
