@@ -148,16 +148,21 @@ struct BenchCommand: ParsableCommand {
                 say("  per-notification logger: not run (python3 or \(pythonDir)/logger.py missing)")
                 out["pythonLoggerRatio"] = NSNull()
             }
-            if let batched = Bench.python(script: pythonDir + "/batched.py", template: template, rows: samples, work: dir) {
-                say(String(format: "  batched executemany             %.0f rows/s  -> HealthGate %.1fx (goal >= 3x)", batched, e2e / batched))
+            // Best of as many rounds as HealthGate's own figure got, so neither side gets more tries.
+            let batchedRuns = (0..<rounds).compactMap { _ in Bench.python(script: pythonDir + "/batched.py", template: template, rows: samples, work: dir) }
+            if let batched = batchedRuns.max() {
+                say(String(format: "  batched executemany             %.0f rows/s  -> HealthGate %.1fx (goal >= 3x; best of %d)", batched, e2e / batched, batchedRuns.count))
                 out["pythonBatchedRowsPerSecond"] = batched
                 out["pythonBatchedRatio"] = e2e / batched
             } else {
                 say("  batched executemany: not run (python3 or \(pythonDir)/batched.py missing)")
                 out["pythonBatchedRatio"] = NSNull()
             }
-            if let batched = Bench.python(script: pythonDir + "/batched.py", template: template, rows: samples, work: dir,
-                                          environment: ["HG_BENCH_SYNCHRONOUS": "NORMAL"]) {
+            let noSyncRuns = (0..<rounds).compactMap { _ in
+                Bench.python(script: pythonDir + "/batched.py", template: template, rows: samples, work: dir,
+                             environment: ["HG_BENCH_SYNCHRONOUS": "NORMAL"])
+            }
+            if let batched = noSyncRuns.max() {
                 say(String(format: "  batched, synchronous=NORMAL     %.0f rows/s  -> HealthGate %.1fx (CPU alone: no fsync at all)", batched, e2e / batched))
                 out["pythonBatchedNoSyncRowsPerSecond"] = batched
                 out["pythonBatchedNoSyncRatio"] = e2e / batched
