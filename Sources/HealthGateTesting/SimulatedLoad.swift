@@ -217,6 +217,7 @@ public final class SimulatedLoad: Sendable {
             overflow = "spill"
             spill_limit = 100000
             retry_interval_ms = 500
+            durability = "group"
 
             """
         for s in straps {
