@@ -57,7 +57,7 @@ struct RunCommand: ParsableCommand {
             do { cfg = try GatewayConfig.load(path: config) } catch {
                 throw CLIFailure("configuration error: \(error)", code: .config)
             }
-            var logger = Logger(label: "healthgate") { label in StreamLogHandler.standardError(label: label) }
+            var logger = Logger(label: "healthgate", factory: JournalLogHandler.bootstrap)
             logger.logLevel = ProcessInfo.processInfo.environment["HEALTHGATE_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .info
             // --db (or $HEALTHGATE_DB) given on the command line wins over the file.
             let explicit = store.db != nil || ProcessInfo.processInfo.environment["HEALTHGATE_DB"] != nil
