@@ -96,7 +96,9 @@ public final class SourceRunner: Sendable {
                         logger.error("\(source.name): \(error)")
                         break
                     }
-                    logger.warning("\(source.name): \(error); retrying in \(backoff)")
+                    var why = "\(error)"
+                    while why.hasSuffix(".") || why.hasSuffix(" ") { why.removeLast() }   // the sentence continues
+                    logger.warning("\(source.name): \(why); retrying in \(backoff)")
                 }
                 // A source that ran a good while before failing starts its backoff over.
                 if began.duration(to: .now) > .seconds(60) { backoff = .seconds(1) }
