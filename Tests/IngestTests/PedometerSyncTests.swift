@@ -91,6 +91,30 @@ import Testing
         #expect(p.attachments.outstandingCount == 0)
     }
 
+    /// Records that spill (the writer is behind) keep their attachments and reach the store in
+    /// push order, the state of the last one winning.
+    @Test func spilledRecordsKeepTheirAttachments() async throws {
+        let store = try HealthStore(path: temporaryStorePath())
+        let p = try IngestPipeline(sink: try StoreSink(store: store),
+                                   configuration: IngestConfiguration(ringCapacity: 2, overflow: .spill(limit: 10)))
+        let steps = try p.slots.slot(for: .stepCount), src = try p.slots.slot(for: PedometerSource.source)
+        let ring = try p.makeRing(name: "t")
+        var outcomes: [PushOutcome] = []
+        for v in 1...5 {
+            outcomes.append(ring.push(SampleRecord(typeSlot: steps, value: Double(v), start: 1_790_000_000 + Double(v), end: 1_790_000_001 + Double(v), sourceSlot: src),
+                                      attachment: SampleAttachment(metadata: Metadata(syncIdentifier: "id-\(v)", syncVersion: 1),
+                                                                   stateKey: "k", state: Data("\(v)".utf8))))
+        }
+        #expect(outcomes == [.queued, .queued, .spilled, .spilled, .spilled])
+        p.start()
+        let final = await offThread { p.stop() }
+        #expect(final.committed == 5 && final.spilled == 3 && final.dropped == 0)
+        let stored = try store.samples(SampleQuery(type: .stepCount)).sorted { $0.startDate < $1.startDate }
+        #expect(stored.compactMap(\.metadata.syncIdentifier) == (1...5).map { "id-\($0)" })
+        #expect(try store.stateString("k") == "5")
+        #expect(p.attachments.outstandingCount == 0)
+    }
+
     /// A record the ring drops takes its attachment with it: it is neither leaked nor written.
     @Test func aDroppedRecordsAttachmentIsDiscarded() async throws {
         let store = try HealthStore(path: temporaryStorePath())
