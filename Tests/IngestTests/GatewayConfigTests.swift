@@ -50,35 +50,20 @@ import Testing
         #expect(!c.pedometers.isEmpty)
     }
 
-    struct Case: Sendable, CustomTestStringConvertible {
-        let text: String
-        let line: Int
-        let says: String
-        var testDescription: String { says }
-    }
-
     @Test(arguments: [
-        Case(text: "[ingest]\nbatch_size = 0\n", line: 2, says: "'batch_size' in [ingest]: 0 is outside 1…1000000"),
-        Case(text: "# c\n[ingest]\nflush_interval_ms = \"fast\"\n", line: 3, says: "expected a whole number, found string"),
-        Case(text: "[ingest]\nbach_size = 10\n", line: 2, says: "unknown key"),
-        Case(text: "[ingest]\noverflow = \"block\"\n", line: 2, says: "'block' is not a policy"),
-        Case(text: "[ingest]\n\ndurability = \"sometimes\"\n", line: 3, says: "'sometimes' is not a durability mode"),
-        Case(text: "[[strap]]\naddress = \"AA:BB\"\n", line: 2, says: "is not a Bluetooth address"),
-        Case(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\n[[strap]]\nname = \"x\"\n", line: 3, says: "[[strap]] #2: missing 'address'"),
-        Case(text: "[[pedometer]]\nbaud = 9600\n", line: 1, says: "give a 'path' or"),
-        Case(text: "[store]\npath = \"a\"\n[ingest\n", line: 3, says: "not valid TOML"),
-        Case(text: "colour = 1\n", line: 1, says: "'colour' in top level: unknown key"),
+        ConfigCase(text: "[ingest]\nbatch_size = 0\n", line: 2, says: "'batch_size' in [ingest]: 0 is outside 1…1000000"),
+        ConfigCase(text: "# c\n[ingest]\nflush_interval_ms = \"fast\"\n", line: 3, says: "expected a whole number, found string"),
+        ConfigCase(text: "[ingest]\nbach_size = 10\n", line: 2, says: "unknown key"),
+        ConfigCase(text: "[ingest]\noverflow = \"block\"\n", line: 2, says: "'block' is not a policy"),
+        ConfigCase(text: "[ingest]\n\ndurability = \"sometimes\"\n", line: 3, says: "'sometimes' is not a durability mode"),
+        ConfigCase(text: "[[strap]]\naddress = \"AA:BB\"\n", line: 2, says: "is not a Bluetooth address"),
+        ConfigCase(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\n[[strap]]\nname = \"x\"\n", line: 3, says: "[[strap]] #2: missing 'address'"),
+        ConfigCase(text: "[[pedometer]]\nbaud = 9600\n", line: 1, says: "give a 'path' or"),
+        ConfigCase(text: "[store]\npath = \"a\"\n[ingest\n", line: 3, says: "not valid TOML"),
+        ConfigCase(text: "colour = 1\n", line: 1, says: "'colour' in top level: unknown key"),
     ])
-    func reportsFileLineAndWhatIsWrong(_ c: Case) {
-        do {
-            _ = try GatewayConfig.parse(c.text, file: "/etc/healthgate.toml")
-            Issue.record("accepted a bad config: \(c.text)")
-        } catch {
-            #expect(error.file == "/etc/healthgate.toml")
-            #expect(error.line == c.line, "\(error)")
-            #expect(error.description.contains(c.says), "\(error)")
-            #expect(error.description.hasPrefix("/etc/healthgate.toml:\(c.line): "))
-        }
+    func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
+        expectConfigError(c)
     }
 
     @Test func aMissingFileSaysSo() {

@@ -71,37 +71,23 @@ import Testing
         #expect(rig.counterState("PED-CFG")?.tally.wraps == 1)
     }
 
-    struct Case: Sendable, CustomTestStringConvertible {
-        let text: String
-        let line: Int
-        let says: String
-        var testDescription: String { says }
-    }
-
     @Test(arguments: [
-        Case(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\nformat = \"csv\"\n", line: 3,
+        ConfigCase(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\nformat = \"csv\"\n", line: 3,
              says: "'format' in [[pedometer]] #1: unknown line format \"csv\""),
-        Case(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\nformat = \"profile:nope\"\n", line: 3,
+        ConfigCase(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\nformat = \"profile:nope\"\n", line: 3,
              says: "unknown vendor profile \"nope\""),
-        Case(text: "[[pedometer]]\npath = \"/a\"\n[[pedometer]]\npath = \"/b\"\ncounter_bits = 20\n", line: 5,
+        ConfigCase(text: "[[pedometer]]\npath = \"/a\"\n[[pedometer]]\npath = \"/b\"\ncounter_bits = 20\n", line: 5,
              says: "'counter_bits' in [[pedometer]] #2: counter width 20 is not supported: use 16, 24 or 32"),
-        Case(text: "[[pedometer]]\npath = \"/a\"\ncounter_bits = \"24\"\n", line: 3, says: "expected a whole number (16, 24 or 32), found string"),
-        Case(text: "[[pedometer]]\npath = \"/a\"\ndevice_time = \"yes\"\n", line: 3, says: "'yes' is not a device time mode"),
-        Case(text: "[[pedometer]]\npath = \"/a\"\nflow_control = \"cts\"\n", line: 3, says: "'cts' is not a flow control"),
-        Case(text: "[[pedometer]]\npath = \"/a\"\nid = \"\"\n", line: 3, says: "the device id is empty"),
-        Case(text: "[[pedometer]]\npath = \"/a\"\nformt = \"int\"\n", line: 3, says: "unknown key"),
-        Case(text: "[profiles.x]\npattern = '(?<steps>\\d+'\n", line: 2, says: "vendor profile \"x\" has a bad pattern"),
-        Case(text: "[profiles.x]\npattern = '(?<steps>\\d+)'\nsemantics = \"total\"\n", line: 3, says: "'total' is not a semantics"),
-        Case(text: "[profiles.x]\nsemantics = \"delta\"\n", line: 1, says: "missing 'pattern'"),
+        ConfigCase(text: "[[pedometer]]\npath = \"/a\"\ncounter_bits = \"24\"\n", line: 3, says: "expected a whole number (16, 24 or 32), found string"),
+        ConfigCase(text: "[[pedometer]]\npath = \"/a\"\ndevice_time = \"yes\"\n", line: 3, says: "'yes' is not a device time mode"),
+        ConfigCase(text: "[[pedometer]]\npath = \"/a\"\nflow_control = \"cts\"\n", line: 3, says: "'cts' is not a flow control"),
+        ConfigCase(text: "[[pedometer]]\npath = \"/a\"\nid = \"\"\n", line: 3, says: "the device id is empty"),
+        ConfigCase(text: "[[pedometer]]\npath = \"/a\"\nformt = \"int\"\n", line: 3, says: "unknown key"),
+        ConfigCase(text: "[profiles.x]\npattern = '(?<steps>\\d+'\n", line: 2, says: "vendor profile \"x\" has a bad pattern"),
+        ConfigCase(text: "[profiles.x]\npattern = '(?<steps>\\d+)'\nsemantics = \"total\"\n", line: 3, says: "'total' is not a semantics"),
+        ConfigCase(text: "[profiles.x]\nsemantics = \"delta\"\n", line: 1, says: "missing 'pattern'"),
     ])
-    func reportsFileLineAndWhatIsWrong(_ c: Case) {
-        do {
-            _ = try GatewayConfig.parse(c.text, file: "/etc/healthgate.toml")
-            Issue.record("accepted a bad config: \(c.text)")
-        } catch {
-            #expect(error.line == c.line, "\(error)")
-            #expect(error.description.contains(c.says), "\(error)")
-            #expect(error.description.hasPrefix("/etc/healthgate.toml:\(c.line): "))
-        }
+    func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
+        expectConfigError(c)
     }
 }

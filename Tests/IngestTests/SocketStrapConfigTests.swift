@@ -19,32 +19,18 @@ import Testing
         #expect(c.straps[1].address == "AA:BB:CC:DD:EE:FF" && c.straps[1].socket == nil)
     }
 
-    struct Case: Sendable, CustomTestStringConvertible {
-        let text: String
-        let line: Int
-        let says: String
-        var testDescription: String { says }
-    }
-
     @Test(arguments: [
-        Case(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\nsocket = \"/run/s.sock\"\n", line: 3,
+        ConfigCase(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\nsocket = \"/run/s.sock\"\n", line: 3,
              says: "'socket' in [[strap]] #1: give either 'address' (over Bluetooth) or 'socket'"),
-        Case(text: "# x\n[[strap]]\nsocket = \"strap.sock\"\n", line: 3, says: "'strap.sock' is not an absolute path"),
-        Case(text: "[[strap]]\nsocket = \"/\(String(repeating: "d", count: 120)).sock\"\n", line: 2, says: "longer than the 107 a Unix socket allows"),
-        Case(text: "[[strap]]\nsocket = \"/run/s.sock\"\naddress_type = \"random\"\n", line: 3, says: "'address_type' goes with 'address'"),
-        Case(text: "[[strap]]\nsocket = 5\n", line: 2, says: "'socket' in [[strap]] #1: expected a string in quotes"),
-        Case(text: "[[strap]]\nname = \"x\"\n", line: 1, says: "or 'socket' (a Unix socket carrying its ATT channel)"),
-        Case(text: "[[strap]]\nsocket = \"/run/s.sock\"\nsockett = \"/run/t.sock\"\n", line: 3, says: "known keys here: address, address_type, name, socket"),
+        ConfigCase(text: "# x\n[[strap]]\nsocket = \"strap.sock\"\n", line: 3, says: "'strap.sock' is not an absolute path"),
+        ConfigCase(text: "[[strap]]\nsocket = \"/\(String(repeating: "d", count: 120)).sock\"\n", line: 2, says: "longer than the 107 a Unix socket allows"),
+        ConfigCase(text: "[[strap]]\nsocket = \"/run/s.sock\"\naddress_type = \"random\"\n", line: 3, says: "'address_type' goes with 'address'"),
+        ConfigCase(text: "[[strap]]\nsocket = 5\n", line: 2, says: "'socket' in [[strap]] #1: expected a string in quotes"),
+        ConfigCase(text: "[[strap]]\nname = \"x\"\n", line: 1, says: "or 'socket' (a Unix socket carrying its ATT channel)"),
+        ConfigCase(text: "[[strap]]\nsocket = \"/run/s.sock\"\nsockett = \"/run/t.sock\"\n", line: 3, says: "known keys here: address, address_type, name, socket"),
     ])
-    func reportsFileLineAndWhatIsWrong(_ c: Case) {
-        do {
-            _ = try GatewayConfig.parse(c.text, file: "/etc/healthgate.toml")
-            Issue.record("accepted a bad config: \(c.text)")
-        } catch {
-            #expect(error.line == c.line, "\(error)")
-            #expect(error.description.contains(c.says), "\(error)")
-            #expect(error.description.hasPrefix("/etc/healthgate.toml:\(c.line): "))
-        }
+    func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
+        expectConfigError(c)
     }
 
     @Test func runRefusesABadSocketKeyWithExit78() async throws {
