@@ -105,17 +105,17 @@ let package = Package(
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: strict),
 
         // ---- Store tests
-        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel"], swiftSettings: strict),
+        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"], swiftSettings: strict),
 
         // ---- Bluetooth LE tests
         .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"],
                     swiftSettings: strict),
-        .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel"], swiftSettings: strict),
+        .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel", "HealthGateTesting"], swiftSettings: strict),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"], swiftSettings: strict),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "HeartRateProfile", "HealthModel"], swiftSettings: strict),
 
         // ---- Serial tests
-        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore"],
+        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"],
                     swiftSettings: strict),
         .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: strict),
 
@@ -124,7 +124,7 @@ let package = Package(
 
         // ---- Change feed tests
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
-        .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel"], swiftSettings: strict),
+        .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"], swiftSettings: strict),
 
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HealthGateTesting
 import Testing
 
 /// Runs the built `healthgate` binary (next to this test bundle) as a child process.
@@ -8,28 +9,9 @@ struct CLIRun {
     var stdout: String
     var stderr: String
 
-    static var binary: URL {
-        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        return exe.deletingLastPathComponent().appendingPathComponent("healthgate")
-    }
-
     static func run(_ args: [String], environment extra: [String: String] = [:]) throws -> CLIRun {
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in extra { env[k] = v }
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return CLIRun(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                      stderr: String(decoding: e, as: UTF8.self))
+        let r = try HealthGateExecutable.run(args, environment: extra)
+        return CLIRun(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import HealthModel
 import HealthStore
 import Testing

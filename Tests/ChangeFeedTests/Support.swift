@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import HealthModel
 import HealthStore
 
@@ -52,49 +53,14 @@ struct Replica {
 
 /// Runs the built `healthgate` binary (next to the test bundle) as a child process.
 enum CLI {
-    static var binary: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("healthgate")
-    }
+    static var binary: URL { HealthGateExecutable.url ?? URL(fileURLWithPath: "/nonexistent/healthgate") }
 
-    struct Result: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Result = HealthGateExecutable.Result
 
     /// Runs `healthgate args…` to completion, waiting on a plain thread (never on one of the
     /// cooperative pool's two threads, which every suite shares).
     static func run(_ args: [String], stdin: Data? = nil) async throws -> Result {
-        try await onThread { try runBlocking(args, stdin: stdin) }
-    }
-
-    static func runBlocking(_ args: [String], stdin: Data?) throws -> Result {
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        if let stdin {
-            let inPipe = Pipe()
-            p.standardInput = inPipe
-            try p.run()
-            inPipe.fileHandleForWriting.write(stdin)
-            try inPipe.fileHandleForWriting.close()
-        } else {
-            p.standardInput = FileHandle.nullDevice
-            try p.run()
-        }
-        // Read both pipes concurrently so neither fills up and blocks the child.
-        let errBox = DataBox()
-        let errThread = Thread { errBox.set(err.fileHandleForReading.readDataToEndOfFile()) }
-        errThread.start()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        while !errBox.done { usleep(1000) }
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                      stderr: String(decoding: errBox.value, as: UTF8.self))
+        try await onThread { try HealthGateExecutable.run(args, stdin: stdin) }
     }
 }
 
@@ -182,15 +148,6 @@ final class Child: @unchecked Sendable {
     deinit {
         if process.isRunning { process.terminate() }
     }
-}
-
-final class DataBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    private var finished = false
-    func set(_ d: Data) { lock.lock(); data = d; finished = true; lock.unlock() }
-    var done: Bool { lock.lock(); defer { lock.unlock() }; return finished }
-    var value: Data { lock.lock(); defer { lock.unlock() }; return data }
 }
 
 /// Parses one JSON line into an object.

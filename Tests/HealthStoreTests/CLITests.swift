@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import Testing
 
 /// Runs the built `healthgate` binary against a temporary store.
@@ -11,34 +12,12 @@ struct CLI {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     }
 
-    /// The binary next to the test bundle (`.build/<triple>/debug/healthgate`), else `.build/debug/healthgate`.
-    static var binary: URL? {
-        let candidates = [
-            Bundle.main.bundleURL.appendingPathComponent("healthgate"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("healthgate"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".build/debug/healthgate"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
     struct Result { var code: Int32; var out: String; var err: String }
 
     /// Runs `healthgate args… --db <temp>` with stdin from /dev/null (never a terminal).
     func run(_ args: [String], db useDB: Bool = true) throws -> Result {
-        let bin = try #require(CLI.binary, "build the healthgate binary first (swift build)")
-        let p = Process()
-        p.executableURL = bin
-        p.arguments = args + (useDB ? ["--db", db] : [])
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(code: p.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+        let r = try HealthGateExecutable.run(args + (useDB ? ["--db", db] : []))
+        return Result(code: r.status, out: r.stdout, err: r.stderr)
     }
 
     func json(_ args: [String]) throws -> Any {

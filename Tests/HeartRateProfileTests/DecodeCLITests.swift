@@ -1,26 +1,12 @@
 import Foundation
+import HealthGateTesting
 import Testing
 
 /// `healthgate decode heart-rate HEX [--json]` on every shared vector, through the real binary.
 @Suite struct DecodeCLITests {
-    static var binary: URL {
-        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("healthgate")
-    }
-
     static func run(_ args: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try HealthGateExecutable.run(args)
+        return (r.status, r.stdout, r.stderr)
     }
 
     @Test(arguments: (try? Vector.load()) ?? [])

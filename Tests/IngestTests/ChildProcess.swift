@@ -1,15 +1,13 @@
 import Foundation
+import HealthGateTesting
 import Synchronization
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
 
-/// The built `healthgate` executable, next to the test bundle.
+/// The built `healthgate` executable (HealthGateTesting finds it beside the test bundle).
 func healthgateBinary() -> String {
-    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("healthgate").path
-    if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return root.appendingPathComponent(".build/debug/healthgate").path
+    HealthGateExecutable.url?.path ?? "healthgate-not-built"
 }
 
 /// A `healthgate` child process with its stdout and stderr collected as they arrive.

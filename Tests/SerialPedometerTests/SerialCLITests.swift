@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import Testing
 
 /// `healthgate serial list`, `decode pedometer` and the configuration errors, run as the built binary.
@@ -6,20 +7,8 @@ import Testing
     struct Output { var code: Int32; var out: String; var err: String }
 
     private func hg(_ args: [String], env: [String: String] = [:]) throws -> Output {
-        let bin = try #require(WatchCommandTests.binary, "build the healthgate binary first (swift build)")
-        let p = Process()
-        p.executableURL = bin
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(env) { _, new in new }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Output(code: p.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+        let r = try HealthGateExecutable.run(args, environment: env)
+        return Output(code: r.status, out: r.stdout, err: r.stderr)
     }
 
     private func tempDir() throws -> URL {

@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import HealthModel
 import HealthStore
 import Testing
@@ -8,15 +9,7 @@ import Testing
 
 /// `healthgate serial watch` end to end: the built binary reads a real pty and stores exact totals.
 @Suite(.serialized) struct WatchCommandTests {
-    static var binary: URL? {
-        let candidates = [
-            Bundle.main.bundleURL.appendingPathComponent("healthgate"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("healthgate"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".build/debug/healthgate"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
+    static var binary: URL? { HealthGateExecutable.url }
 
     /// A running `healthgate serial watch`, its JSON events collected as they arrive.
     final class Watch: @unchecked Sendable {

@@ -1,0 +1,75 @@
+import Foundation
+
+/// The built `healthgate` executable, for tests that run the real command line as a child
+/// process, and a way to run it to completion.
+public enum HealthGateExecutable {
+    /// The `healthgate` built beside the running test bundle (`.build/<triple>/debug/`), else
+    /// `.build/debug/healthgate` in this package; nil when neither exists (build it first).
+    public static var url: URL? {
+        let candidates = [
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("healthgate"),
+            Bundle.main.bundleURL.appendingPathComponent("healthgate"),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("healthgate"),
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/healthgate"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+
+    /// What a finished run left behind.
+    public struct Result: Sendable {
+        /// The exit status (for a child killed by a signal: the signal number, as `Process` reports it).
+        public var status: Int32
+        /// Everything written to stdout.
+        public var stdout: String
+        /// Everything written to stderr.
+        public var stderr: String
+    }
+
+    /// The executable is missing.
+    public struct NotBuilt: Error, CustomStringConvertible {
+        public var description: String { "the healthgate executable is not built: run `swift build` first" }
+    }
+
+    /// Runs `healthgate arguments…` to completion: stdin from `stdin` (or /dev/null, never a
+    /// terminal), the environment of this process with `environment` added and `removing`
+    /// removed, both output pipes read at once so a chatty child never blocks on a full pipe.
+    /// Blocks the calling thread; from async tests call it off the cooperative pool.
+    public static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
+                           stdin: Data? = nil) throws -> Result {
+        guard let url else { throw NotBuilt() }
+        let p = Process()
+        p.executableURL = url
+        p.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for k in removing { env.removeValue(forKey: k) }
+        for (k, v) in environment { env[k] = v }
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        let input = stdin.map { _ in Pipe() }
+        p.standardInput = input ?? FileHandle.nullDevice
+        try p.run()
+        if let input, let stdin {
+            input.fileHandleForWriting.write(stdin)
+            try input.fileHandleForWriting.close()
+        }
+        let errData = ErrBox()
+        let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+        reader.start()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let e = errData.wait()
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                      stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    private final class ErrBox: @unchecked Sendable {
+        private var data = Data()
+        private let done = DispatchSemaphore(value: 0)
+        func set(_ d: Data) { data = d; done.signal() }
+        func wait() -> Data { done.wait(); return data }
+    }
+}
