@@ -19,7 +19,8 @@ import Synchronization
 public struct StrapSource: IngestSource {
     public let name: String
     public let reconnects: Bool
-    /// A stable id for the device registry (`ble:AA:BB:…`).
+    /// A stable id for the device registry: the strap's Bluetooth address (`AA:BB:…`), as
+    /// `pair` and `live` register it, so every command files the strap under one device.
     public let localIdentifier: String
     private let alias: String?
     private let connect: @Sendable (IngestStop) throws -> any ATTBearer

@@ -81,16 +81,20 @@ struct ObserverTests {
         let path = db.path
         let first = try await writeBatches(try db.open(), 0..<300, from: 0).next
 
-        // Keep writing from a background thread while the watchers start.
+        // Keep writing from a background thread while the watchers start, and 200 batches more
+        // once both are watching (however slow the machine, the tail then has something to see).
         let progress = Progress()
         Thread {
             do {
                 let w = try HealthStore(path: path)
                 var n = first
-                for b in 300..<2300 {
+                var b = 300, afterReady = 0
+                while afterReady < 200 && b < 200_000 {
                     let batch = try (0..<(1 + b % 3)).map { _ in defer { n += 1 }; return try numbered(n) }
                     try w.save(batch)
                     progress.set(n)
+                    if progress.ready { afterReady += 1 }
+                    b += 1
                 }
             } catch { progress.fail("\(error)") }
             progress.finish()
@@ -100,6 +104,8 @@ struct ObserverTests {
         let everything = try Child(["watch", "--json", "--from-start", "--db", path])
         let tail = try Child(["watch", "--json", "--db", path])
         #expect(await tail.waitForStderr("watching"))
+        #expect(await everything.waitForStderr("watching"))
+        progress.markReady()
         while !progress.finished { try await Task.sleep(for: .milliseconds(20)) }
         #expect(progress.error == nil, "\(progress.error ?? "")")
         let total = progress.value
@@ -232,7 +238,10 @@ final class Progress: @unchecked Sendable {
     private let lock = NSLock()
     private var n = 0
     private var isDone = false
+    private var isReady = false
     private var message: String?
+    func markReady() { lock.lock(); isReady = true; lock.unlock() }
+    var ready: Bool { lock.lock(); defer { lock.unlock() }; return isReady }
     func set(_ v: Int) { lock.lock(); n = v; lock.unlock() }
     func finish() { lock.lock(); isDone = true; lock.unlock() }
     func fail(_ m: String) { lock.lock(); message = m; lock.unlock() }

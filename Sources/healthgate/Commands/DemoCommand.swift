@@ -118,6 +118,7 @@ final class DemoSimulation: Sendable {
             c.name = "Sim Strap \(k)"
             c.serialNumber = String(format: "SIM%04d", k)
             let p = SimulatedPeripheral.heartRateStrap(c)
+            p.recordsTranscript = false   // `demo --duration 0` runs until Ctrl-C: keep memory flat
             peripherals.append(p)
             sources.append(StrapSource(name: "strap-\(k)", localIdentifier: "sim:strap-\(k)") { _ in
                 try p.connectSocketPair()
