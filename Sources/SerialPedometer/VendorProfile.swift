@@ -133,9 +133,9 @@ public enum SerialConfigError: Error, Sendable, Hashable, CustomStringConvertibl
         case .unknownFormat(let f):
             "unknown line format \"\(f)\": use auto, json, kv, int or profile:NAME"
         case .unknownProfile(let n, let known):
-            "unknown vendor profile \"\(n)\": define it in the serial configuration file, or use one of \(known.joined(separator: ", "))"
+            "unknown vendor profile \"\(n)\": define it in a [profiles.\(n)] table (of serial.toml, or of healthgate.toml for the daemon), or use one of \(known.joined(separator: ", "))"
         case .badProfilePattern(let n, let why):
-            "vendor profile \"\(n)\" has a bad pattern (\(why)): fix it in the serial configuration file"
+            "vendor profile \"\(n)\" has a bad pattern (\(why)): fix the pattern in its [profiles.\(n)] table"
         case .badCounterBits(let b):
             "counter width \(b) is not supported: use 16, 24 or 32"
         case .badConfigFile(let path, let why):
