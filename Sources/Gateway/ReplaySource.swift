@@ -44,12 +44,11 @@ public struct ReplaySource: IngestSource {
     }
 
     public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
-        let hr = try slots.slot(for: .heartRate)
         let steps = try slots.slot(for: .stepCount)
-        let ble = try slots.slot(for: StrapSource.source)
         let serial = try slots.slot(for: PedometerSource.source)
         var deviceSlots: [Device: UInt16] = [:]
         var sessions: [Device: PedometerSession] = [:]
+        var mappers: [Device: HeartRateRecordMapper] = [:]   // the daemon's rules, one per strap
         let t0 = records.first?.t ?? 0
         let wall0 = Date().timeIntervalSince1970
         for rec in records {
@@ -66,21 +65,15 @@ public struct ReplaySource: IngestSource {
             }
             switch rec.kind {
             case .ble:
-                guard let bytes = rec.payload,
-                      let m = bytes.withUnsafeBytes({ try? HeartRateMeasurement.decode($0) }), m.beatsPerMinute > 0 else {
+                guard let bytes = rec.payload, let m = bytes.withUnsafeBytes({ try? HeartRateMeasurement.decode($0) }) else {
                     counters.skippedBLE.add(1, ordering: .relaxed)
                     continue
                 }
-                var flags: SampleRecord.Flags = []
-                switch m.sensorContact {
-                case .notSupported: break
-                case .notDetected: flags.insert(.contactSupported)
-                case .detected: flags.formUnion([.contactSupported, .contactDetected])
+                if mappers[rec.device] == nil {
+                    mappers[rec.device] = HeartRateRecordMapper(slots: try HeartRateRecordMapper.Slots(table: slots, source: StrapSource.source, device: rec.device))
                 }
-                var r = SampleRecord(typeSlot: hr, value: Double(m.beatsPerMinute), start: rec.t, end: rec.t,
-                                     sourceSlot: ble, deviceSlot: device, flags: flags)
-                for tick in m.rrIntervals where tick != 0 && tick != 0xFFFF { r.appendRR(tick) }
-                push(r, into: ring, stop: stop)
+                let stored = mappers[rec.device]!.map(m, at: rec.t) { push($0, into: ring, stop: stop) }
+                if !stored { counters.skippedBLE.add(1, ordering: .relaxed) }
             case .serial:
                 guard let line = rec.line else { continue }
                 var session = try sessions[rec.device] ?? PedometerSession(

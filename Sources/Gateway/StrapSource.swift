@@ -13,9 +13,12 @@ import Synchronization
 /// into a ``SampleRecord`` and pushes it: no allocation and no lock per notification.
 ///
 /// Every connection rediscovers and re-subscribes (non-bonded straps forget their CCCD), and
-/// the first RR intervals after a (re)connect are flagged as preceded by a gap. Notifications
-/// with 0 bpm (no skin contact on many straps) and payloads without a heart-rate value are
-/// counted, not stored.
+/// the notifications become records by ``HeartRateRecordMapper`` — the rules `live` applies:
+/// heart rate with contact, body sensor location (read on every connection) and RR intervals
+/// (the first after a (re)connect flagged as preceded by a gap), and Energy Expended as
+/// `activeEnergyBurned` intervals that continue across reconnects. Notifications with 0 bpm
+/// (no skin contact on many straps) and payloads without a heart-rate value are counted, not
+/// stored.
 public struct StrapSource: IngestSource {
     public let name: String
     public let reconnects: Bool
@@ -25,6 +28,14 @@ public struct StrapSource: IngestSource {
     private let alias: String?
     private let connect: @Sendable (IngestStop) throws -> any ATTBearer
     private let counters: Counters
+    private let mapper = MapperBox()
+
+    /// The record mapper, kept across connections (energy continues over an outage). Touched
+    /// only by the GATT reader thread of the current connection — one at a time — and by
+    /// setup before it subscribes.
+    final class MapperBox: @unchecked Sendable {
+        var mapper: HeartRateRecordMapper?
+    }
 
     /// Per-strap counters (any thread).
     public final class Counters: Sendable {
@@ -63,11 +74,11 @@ public struct StrapSource: IngestSource {
         counters.connections.add(1, ordering: .relaxed)
         let setupError = Mutex<(any Error)?>(nil)
         let setupDone = DispatchSemaphore(value: 0)
-        let (name, alias, localIdentifier, counters) = (self.name, self.alias, self.localIdentifier, self.counters)
+        let (name, alias, localIdentifier, counters, mapper) = (self.name, self.alias, self.localIdentifier, self.counters, self.mapper)
         Task {
             do {
                 try await Self.setUp(client: client, ring: ring, slots: slots, name: name, alias: alias,
-                                     localIdentifier: localIdentifier, counters: counters)
+                                     localIdentifier: localIdentifier, counters: counters, mapper: mapper)
             } catch {
                 setupError.withLock { $0 = error }
                 client.close()
@@ -83,7 +94,7 @@ public struct StrapSource: IngestSource {
     }
 
     private static func setUp(client: GATTClient, ring: SampleRing, slots: SlotTable, name: String, alias: String?,
-                              localIdentifier: String, counters: Counters) async throws {
+                              localIdentifier: String, counters: Counters, mapper: MapperBox) async throws {
         _ = try await client.exchangeMTU()
         let db = try await client.discover(services: [BluetoothUUID(HeartRateUUIDs.heartRateService),
                                                       BluetoothUUID(HeartRateUUIDs.deviceInformationService),
@@ -99,29 +110,25 @@ public struct StrapSource: IngestSource {
         if deviceName == nil, let c = db.characteristic(BluetoothUUID(HeartRateUUIDs.deviceName)), let v = try? await client.read(c) {
             deviceName = DeviceInformation.string(v)
         }
-        let typeSlot = try slots.slot(for: .heartRate)
-        let sourceSlot = try slots.slot(for: source)
-        let deviceSlot = try slots.slot(for: info.device(name: deviceName ?? name, localIdentifier: localIdentifier))
-        let firstAfterConnect = Atomic<Bool>(true)
+        var location: HeartRateSensorLocation?
+        if let c = db.characteristic(BluetoothUUID(HeartRateUUIDs.bodySensorLocation)), let v = try? await client.read(c),
+           let bsl = try? BodySensorLocation(bytes: v) {
+            location = bsl.location
+        }
+        let recordSlots = try HeartRateRecordMapper.Slots(table: slots, source: source,
+                                                          device: info.device(name: deviceName ?? name, localIdentifier: localIdentifier))
+        if mapper.mapper == nil { mapper.mapper = HeartRateRecordMapper(slots: recordSlots) }
+        mapper.mapper!.slots = recordSlots
+        mapper.mapper!.sensorLocation = location
+        mapper.mapper!.connectionStarted()
         try await client.subscribe(to: hrm) { event in
             // The GATT reader thread: this ring's single producer for this connection.
-            guard let m = try? HeartRateMeasurement.decode(event.value), m.beatsPerMinute > 0 else {
+            guard let m = try? HeartRateMeasurement.decode(event.value) else {
                 counters.skipped.add(1, ordering: .relaxed)
                 return
             }
-            let t = event.receivedAt.timeIntervalSince1970
-            var flags: SampleRecord.Flags = []
-            switch m.sensorContact {
-            case .notSupported: break
-            case .notDetected: flags.insert(.contactSupported)
-            case .detected: flags.formUnion([.contactSupported, .contactDetected])
-            }
-            var r = SampleRecord(typeSlot: typeSlot, value: Double(m.beatsPerMinute), start: t, end: t,
-                                 sourceSlot: sourceSlot, deviceSlot: deviceSlot, flags: flags)
-            for tick in m.rrIntervals where tick != 0 && tick != 0xFFFF { r.appendRR(tick) }
-            if r.rrCount > 0, firstAfterConnect.exchange(false, ordering: .relaxed) { r.flags.insert(.rrPrecededByGap) }
-            ring.push(r)
-            counters.pushed.add(1, ordering: .relaxed)
+            let stored = mapper.mapper!.map(m, at: event.receivedAt.timeIntervalSince1970) { ring.push($0) }
+            if stored { counters.pushed.add(1, ordering: .relaxed) } else { counters.skipped.add(1, ordering: .relaxed) }
         }
     }
 }

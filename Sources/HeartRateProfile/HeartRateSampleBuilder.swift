@@ -193,15 +193,9 @@ public struct HeartRateSampleBuilder: Sendable {
         if let kj = m.energyExpendedKJ {
             if kj == 0xFFFF { counters.energySaturated += 1 }
             if let last = lastEnergy {
-                var delta: UInt16 = 0
-                if last.kJ == 0xFFFF && kj == 0xFFFF {
-                    delta = 0  // saturated: no information until the strap is reset
-                } else if kj >= last.kJ {
-                    delta = kj - last.kJ
-                } else {
-                    counters.energyResets += 1
-                    delta = kj  // spent since the reset, which happened within this interval
-                }
+                let step = EnergyExpendedStep(from: last.kJ, to: kj)
+                if step.wasReset { counters.energyResets += 1 }
+                let delta = step.kilojoules
                 if delta > 0 {
                     var em = Metadata()
                     if kj == 0xFFFF { em.user[Self.energySaturatedKey] = .number(1) }
@@ -215,5 +209,29 @@ public struct HeartRateSampleBuilder: Sendable {
             energyNeedsReset = kj == 0xFFFF
         }
         return out
+    }
+}
+
+/// What one Energy Expended reading adds to the previous one of the same connection sequence:
+/// the delta when the cumulative value grew; the new value when it went down (the strap was
+/// reset within the interval, so that much was spent since); nothing while it stays saturated
+/// at 0xFFFF. The one rule both ``HeartRateSampleBuilder`` and the daemon's allocation-free
+/// record path apply.
+public struct EnergyExpendedStep: Sendable, Hashable {
+    /// kJ spent between the two readings.
+    public let kilojoules: UInt16
+    /// The value went down: the strap's counter was reset in between.
+    public let wasReset: Bool
+
+    /// The step from reading `last` to reading `now` (both cumulative kJ).
+    @inlinable
+    public init(from last: UInt16, to now: UInt16) {
+        if last == 0xFFFF && now == 0xFFFF {
+            kilojoules = 0; wasReset = false   // saturated: no information until the strap is reset
+        } else if now >= last {
+            kilojoules = now - last; wasReset = false
+        } else {
+            kilojoules = now; wasReset = true
+        }
     }
 }

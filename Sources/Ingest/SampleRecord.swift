@@ -1,3 +1,5 @@
+import HealthModel
+
 /// One sample as it travels the ingest hot path: a fixed-size, trivially copyable record.
 ///
 /// Sources decode straight into a `SampleRecord` and push it into their ``SampleRing``; nothing
@@ -35,8 +37,9 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
     public var flags: Flags
     /// How many entries of ``rr`` are valid.
     public var rrCount: UInt8
-    /// Reserved padding, always zero.
-    public var reserved: UInt8 = 0
+    /// The body sensor location of a heart-rate sample, as `HeartRateSensorLocation.rawValue + 1`
+    /// (0: none known). Use ``heartRateSensorLocation``.
+    public var sensorLocationCode: UInt8 = 0
     /// RR intervals in 1/1024 s, oldest first; only the first ``rrCount`` are meaningful.
     public var rr: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16)
 
@@ -86,6 +89,13 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
         return true
     }
 
+    /// The body sensor location stored with the sample (nil: none known).
+    @inlinable
+    public var heartRateSensorLocation: HeartRateSensorLocation? {
+        get { sensorLocationCode == 0 ? nil : HeartRateSensorLocation(rawValue: Int(sensorLocationCode) - 1) }
+        set { sensorLocationCode = newValue.map { UInt8($0.rawValue + 1) } ?? 0 }
+    }
+
     /// The valid RR intervals as an array (allocates: for the writer and observers, not the
     /// hot path).
     public var rrTicks: [UInt16] {
@@ -97,6 +107,6 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
     public static func == (a: SampleRecord, b: SampleRecord) -> Bool {
         a.value == b.value && a.start == b.start && a.end == b.end && a.tag == b.tag
             && a.typeSlot == b.typeSlot && a.sourceSlot == b.sourceSlot && a.deviceSlot == b.deviceSlot
-            && a.flags == b.flags && a.rrTicks == b.rrTicks
+            && a.flags == b.flags && a.rrTicks == b.rrTicks && a.sensorLocationCode == b.sensorLocationCode
     }
 }

@@ -102,7 +102,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                 let heartRateSlot = table.types.firstIndex(of: .heartRate).map { UInt16($0) }
                 var uuid = (UInt64(0), UInt64(0))
                 var rr = (UInt64(0), UInt64(0), UInt64(0))
-                // Binds record `r` as row `row` of statement `h`. Columns 8 and 10–13 stay NULL
+                // Binds record `r` as row `row` of statement `h`. Columns 10–13 stay NULL
                 // (prepare() cleared the bindings and nothing here binds them).
                 func bind(_ r: SampleRecord, to h: OpaquePointer, row: Int32) throws {
                     let o = row * StoreWriter.insertColumns
@@ -131,6 +131,13 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                         sqlite3_bind_int64(h, o + 9, Int64(contact.rawValue))
                     } else {
                         sqlite3_bind_null(h, o + 9)
+                    }
+                    // Bound every time (value or NULL): a multi-row statement keeps the previous
+                    // chunk's bindings.
+                    if r.sensorLocationCode > 0 {
+                        sqlite3_bind_int64(h, o + 8, Int64(r.sensorLocationCode) - 1)
+                    } else {
+                        sqlite3_bind_null(h, o + 8)
                     }
                     if r.rrCount > 0 {
                         // RR column: little-endian UInt16 ticks, oldest first (as the store writes).
@@ -195,6 +202,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
             guard Int(r.sourceSlot) < table.sources.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
             let type = table.types[Int(r.typeSlot)]
             var metadata = attachments.samples[i]?.metadata ?? Metadata()
+            if metadata.heartRateSensorLocation == nil { metadata.heartRateSensorLocation = r.heartRateSensorLocation }
             if type == .heartRate, metadata.sensorContact == nil {
                 metadata.sensorContact = !r.flags.contains(.contactSupported) ? .notSupported
                     : r.flags.contains(.contactDetected) ? .detected : .notDetected

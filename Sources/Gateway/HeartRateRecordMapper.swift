@@ -1,0 +1,134 @@
+import HealthModel
+import HeartRateProfile
+import Ingest
+
+/// Turns one strap's decoded Heart Rate Measurements into ingest records, without allocating:
+/// the daemon's (and replay's) counterpart of `HeartRateSampleBuilder`, which `live` uses, with
+/// the same rules so `run` and `live` store the same samples from the same notifications:
+///
+/// - bpm > 0 becomes one `heartRate` record at the receipt time, with sensor contact, the body
+///   sensor location and its RR intervals; bpm 0 (no valid reading) is skipped, and its RR
+///   intervals, having no sample to ride on, make the next RR "preceded by a gap".
+/// - RR values 0 and 0xFFFF are not intervals; the ones before the last such value cannot be
+///   placed (beat times are reconstructed backwards from the receipt time) and are dropped, and
+///   the kept ones are marked as preceded by a gap. So is the first RR after
+///   ``connectionStarted()``, after a cut RR list, and after notifications without RR long
+///   enough that two beats should have been reported.
+/// - Energy Expended becomes `activeEnergyBurned` interval records from the previous reading to
+///   this one (``EnergyExpendedStep``). The baseline survives reconnects — the strap's counter
+///   keeps counting while the link is down, so the first reading after a reconnect covers the
+///   outage, as `live` does.
+///
+/// Not carried on this path (it needs the heap): the SDNN summary samples and the
+/// "truncated"/"energy saturated" metadata flags `live` adds.
+///
+/// A value type owned by the source's producer thread.
+public struct HeartRateRecordMapper: Sendable {
+    /// The slots records are written with.
+    public struct Slots: Sendable, Equatable {
+        /// heartRate.
+        public var heartRate: UInt16
+        /// activeEnergyBurned.
+        public var energy: UInt16
+        /// The source.
+        public var source: UInt16
+        /// The strap (``SlotTable/noDevice`` for none).
+        public var device: UInt16
+
+        /// Registers the two types and `source`/`device` in `table`.
+        public init(table: SlotTable, source: Source, device: Device?) throws(IngestError) {
+            heartRate = try table.slot(for: .heartRate)
+            energy = try table.slot(for: .activeEnergyBurned)
+            self.source = try table.slot(for: source)
+            self.device = try table.slot(for: device)
+        }
+    }
+
+    /// The slots in use (set again when a reconnect learns a new device record).
+    public var slots: Slots
+    /// The body sensor location stored with every heart-rate record (nil: not known).
+    public var sensorLocation: HeartRateSensorLocation?
+    /// Notifications that made no heart-rate record (0 bpm).
+    public private(set) var skipped = 0
+    /// Energy readings that went down (the strap's counter was reset).
+    public private(set) var energyResets = 0
+
+    private var gapPending = true
+    private var lastRRAt: Double?
+    private var lastEnergy: (kJ: UInt16, at: Double)?
+
+    /// A mapper writing with `slots`.
+    public init(slots: Slots, sensorLocation: HeartRateSensorLocation? = nil) {
+        self.slots = slots
+        self.sensorLocation = sensorLocation
+    }
+
+    /// Call on every (re)connection: the next RR is preceded by a gap (beats were missed);
+    /// energy continues from the last reading.
+    public mutating func connectionStarted() {
+        gapPending = true
+        lastRRAt = nil
+    }
+
+    /// Maps notification `m` received at `t` (Unix seconds), handing each record to `emit`: the
+    /// heart-rate record (unless 0 bpm), then an energy record when energy was spent. Returns
+    /// whether a heart-rate record was emitted.
+    @discardableResult
+    public mutating func map(_ m: HeartRateMeasurement, at t: Double, emit: (SampleRecord) -> Void) -> Bool {
+        let bpm = m.beatsPerMinute
+        var flags: SampleRecord.Flags = []
+        switch m.sensorContact {
+        case .notSupported: break
+        case .notDetected: flags.insert(.contactSupported)
+        case .detected: flags.formUnion([.contactSupported, .contactDetected])
+        }
+        var r = SampleRecord(typeSlot: slots.heartRate, value: Double(bpm), start: t, end: t,
+                             sourceSlot: slots.source, deviceSlot: slots.device, flags: flags)
+        r.heartRateSensorLocation = sensorLocation
+
+        let rr = m.rrIntervals
+        if !rr.isEmpty {
+            // Only the intervals after the last invalid one can be placed.
+            var first = rr.startIndex
+            var gap = gapPending
+            for i in rr.indices where rr[i] == 0 || rr[i] == 0xFFFF {
+                first = rr.index(after: i)
+                gap = true
+            }
+            if first < rr.endIndex {
+                if bpm == 0 {
+                    gapPending = true   // no sample to carry them
+                } else {
+                    var cut = false
+                    for i in first..<rr.endIndex where !r.appendRR(rr[i]) { cut = true }
+                    if gap { r.flags.insert(.rrPrecededByGap) }
+                    gapPending = cut
+                }
+            } else {
+                gapPending = true
+            }
+            lastRRAt = t
+        } else if bpm > 0, let since = lastRRAt, (t - since) * Double(bpm) / 60 >= 2 {
+            gapPending = true
+        }
+        switch m.malformation {
+        case .oddTrailingByte?, .rrOverflow?: gapPending = true
+        default: break
+        }
+
+        if bpm > 0 { emit(r) } else { skipped += 1 }
+
+        if let kj = m.energyExpendedKJ {
+            if let last = lastEnergy {
+                let step = EnergyExpendedStep(from: last.kJ, to: kj)
+                if step.wasReset { energyResets += 1 }
+                if step.kilojoules > 0 {
+                    emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: last.at, end: t,
+                                      sourceSlot: slots.source, deviceSlot: slots.device))
+                }
+            }
+            lastEnergy = (kj, t)
+        }
+        return bpm > 0
+    }
+}

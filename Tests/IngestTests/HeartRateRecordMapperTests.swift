@@ -1,0 +1,124 @@
+import Foundation
+import HealthModel
+import HealthStore
+import HealthGateTesting
+import HeartRateProfile
+import Logging
+import Testing
+@testable import Gateway
+@testable import Ingest
+
+/// The daemon's allocation-free notification → record mapping stores what `live`'s
+/// `HeartRateSampleBuilder` stores (heart rate, contact, location, RR with gap marks, energy
+/// intervals across resets and reconnects), and `run`'s strap path really writes it.
+@Suite struct HeartRateRecordMapperTests {
+    /// A Heart Rate Measurement payload: uint8 bpm, contact bits, optional energy and RR.
+    static func payload(bpm: UInt8, contact: UInt8 = 3, energy: UInt16? = nil, rr: [UInt16] = []) -> [UInt8] {
+        var flags = contact << 1
+        if energy != nil { flags |= 0x08 }
+        if !rr.isEmpty { flags |= 0x10 }
+        var p: [UInt8] = [flags, bpm]
+        if let e = energy { p += [UInt8(e & 0xFF), UInt8(e >> 8)] }
+        for t in rr { p += [UInt8(t & 0xFF), UInt8(t >> 8)] }
+        return p
+    }
+
+    struct Step { var payload: [UInt8]; var t: Double; var reconnect = false }
+
+    /// Energy growth, a reset, saturation, 0 bpm carrying RR, invalid RR ticks before and after
+    /// valid ones, a long run without RR, a reconnect, and no-contact readings.
+    static let script: [Step] = {
+        var s: [Step] = []
+        var t = 1_790_000_000.0
+        func add(_ p: [UInt8], reconnect: Bool = false) { s.append(Step(payload: p, t: t, reconnect: reconnect)); t += 1 }
+        add(payload(bpm: 70, energy: 100, rr: [880]))
+        add(payload(bpm: 71, energy: 103, rr: [870, 860]))
+        add(payload(bpm: 0, energy: 103, rr: [850]))                // no reading: RR dropped, gap next
+        add(payload(bpm: 72, energy: 110, rr: [840]))
+        add(payload(bpm: 73, rr: [830, 0xFFFF, 820]))                // only 820 placeable, with a gap
+        add(payload(bpm: 74, rr: [0]))                               // nothing placeable
+        add(payload(bpm: 75, energy: 5, rr: [810]))                  // energy reset to 5
+        add(payload(bpm: 76, contact: 2))                            // no RR, no contact
+        t += 10
+        add(payload(bpm: 77, contact: 0, rr: [800]))                 // long silence without RR: gap
+        add(payload(bpm: 78, energy: 0xFFFF, rr: [790]), reconnect: true)
+        add(payload(bpm: 79, energy: 0xFFFF, rr: [780]))             // saturated: no energy
+        add(payload(bpm: 80, energy: 12, rr: [770, 760, 750]))
+        return s
+    }()
+
+    struct Row: Equatable, CustomStringConvertible {
+        var type: String, value: Double, start: Double, end: Double, rr: [UInt16], gap: Bool, contact: SensorContact?,
+            location: HeartRateSensorLocation?
+        var description: String { "\(type) \(value) [\(start)…\(end)] rr=\(rr) gap=\(gap) contact=\(contact.map { "\($0)" } ?? "-") loc=\(location.map { "\($0)" } ?? "-")" }
+    }
+
+    @Test func mapsExactlyWhatLiveStores() throws {
+        let table = SlotTable()
+        let slots = try HeartRateRecordMapper.Slots(table: table, source: StrapSource.source, device: Device(localIdentifier: "AA:BB:CC:DD:EE:01"))
+        var mapper = HeartRateRecordMapper(slots: slots, sensorLocation: .chest)
+        var builder = HeartRateSampleBuilder(device: Device(localIdentifier: "AA:BB:CC:DD:EE:01"), sensorLocation: .chest)
+        builder.sdnnWindow = nil
+        builder.connectionStarted()
+        mapper.connectionStarted()
+        var mine: [Row] = [], live: [Row] = []
+        for step in Self.script {
+            if step.reconnect {
+                builder.connectionStarted(energyContinues: true)
+                mapper.connectionStarted()
+            }
+            let m = try step.payload.withUnsafeBytes { try HeartRateMeasurement.decode($0) }
+            mapper.map(m, at: step.t) { r in
+                let isHR = r.typeSlot == slots.heartRate
+                let contact: SensorContact? = !isHR ? nil : !r.flags.contains(.contactSupported) ? .notSupported
+                    : r.flags.contains(.contactDetected) ? .detected : .notDetected
+                mine.append(Row(type: isHR ? "heartRate" : "activeEnergyBurned", value: r.value, start: r.start, end: r.end,
+                                rr: r.rrTicks, gap: r.flags.contains(.rrPrecededByGap), contact: contact,
+                                location: isHR ? r.heartRateSensorLocation : nil))
+            }
+            for s in try builder.add(m, receivedAt: Date(timeIntervalSince1970: step.t)).samples {
+                live.append(Row(type: s.type.identifier, value: s.quantity.value, start: s.startDate.timeIntervalSince1970,
+                                end: s.endDate.timeIntervalSince1970, rr: s.rrIntervals?.ticks ?? [],
+                                gap: s.rrIntervals?.precededByGap ?? false,
+                                contact: s.type == .heartRate ? (s.metadata.sensorContact ?? .notSupported) : nil,
+                                location: s.metadata.heartRateSensorLocation))
+            }
+        }
+        #expect(mine == live)
+        // And the script did exercise what it claims to.
+        // 100→103→110, reset to 5, 5→0xFFFF across the reconnect, saturated (nothing), reset to 12.
+        #expect(mine.filter { $0.type == "activeEnergyBurned" }.map(\.value) == [3, 7, 5, 65530, 12])
+        #expect(mapper.skipped == 1 && mapper.energyResets == 2)
+    }
+
+    @Test func theDaemonsStrapPathStoresEnergyAndTheSensorLocation() async throws {
+        let path = tempDBPath("mapper")
+        let store = try HealthStore(path: path)
+        let pipeline = try IngestPipeline(sink: try StoreSink(store: store))
+        let runner = SourceRunner(pipeline: pipeline, logger: Logger(label: "test"))
+        var config = SimulatedStrapConfiguration()
+        config.bodySensorLocation = 2   // wrist
+        let strap = SimulatedPeripheral.heartRateStrap(config)
+        let source = StrapSource(name: "strap", localIdentifier: "AA:BB:CC:DD:EE:02", reconnects: false) { _ in
+            try strap.connectSocketPair()
+        }
+        pipeline.start()
+        try runner.start(source)
+        let payloads = [Self.payload(bpm: 60, energy: 40, rr: [1024]), Self.payload(bpm: 61, energy: 45, rr: [1000]),
+                        Self.payload(bpm: 62, energy: 2, rr: [990])]
+        // The first notification goes out once the daemon has subscribed.
+        #expect(await eventually { strap.notifyHeartRate(payloads[0]) })
+        for p in payloads.dropFirst() { #expect(strap.notifyHeartRate(p)) }
+        #expect(await eventually { pipeline.stats.pushed == 5 })   // 3 heart rate + 2 energy
+        let final = await offThread { runner.stopAll(); return pipeline.stop() }
+        #expect(final.committed == 5)
+
+        let heart = try store.samples(SampleQuery(type: .heartRate))
+        #expect(heart.map(\.quantity.value) == [60, 61, 62])
+        #expect(heart.allSatisfy { $0.metadata.heartRateSensorLocation == .wrist })
+        #expect(heart.allSatisfy { $0.device?.localIdentifier == "AA:BB:CC:DD:EE:02" })
+        let energy = try store.samples(SampleQuery(type: .activeEnergyBurned))
+        #expect(energy.map(\.quantity.value) == [5, 2])   // 40 → 45, then reset to 2
+        #expect(energy.first?.endDate == heart[1].startDate)
+    }
+}
