@@ -23,8 +23,8 @@ struct BenchCommand: ParsableCommand {
             Every ratio compares figures measured in this same run on this machine
             (docs/performance.md):
 
-            hot path    decode + push into a ring with room, ns/sample (the producer's
-                        cost); heap allocations per sample (glibc's mtrace, in a
+            hot path    decode + map + push into a ring with room, ns/sample (a strap
+                        reader thread's cost); heap allocations per sample (glibc's mtrace, in a
                         child); ring items/s between two threads
             end to end  notifications decoded, pushed, drained and committed (daemon
                         defaults, group commit) vs the raw C-API ceiling (same rows
@@ -222,6 +222,14 @@ enum Bench {
         }
         let mtrace = traced("mtrace")
         let muntrace = traced("muntrace")
+        // The daemon's own notification -> record mapping (StrapSource's), warmed up outside the trace.
+        guard let mapSlots = try? HeartRateRecordMapper.Slots(table: SlotTable(), source: StrapSource.source, device: device) else {
+            preconditionFailure("the bench's slot table refused three entries")
+        }
+        var mapper = HeartRateRecordMapper(slots: mapSlots, sensorLocation: .chest)
+        payload.withUnsafeBytes { raw in
+            if let m = try? HeartRateMeasurement.decode(raw) { mapper.map(m, at: 0) { _ in } }
+        }
         mtrace?()
         var elapsed = Duration.zero
         var dropped = 0
@@ -232,10 +240,7 @@ enum Bench {
                 let start = ContinuousClock.now
                 for k in i..<(i + chunk) {
                     guard let m = try? HeartRateMeasurement.decode(raw) else { continue }
-                    var r = SampleRecord(typeSlot: 0, value: Double(m.beatsPerMinute), start: Double(k), end: Double(k),
-                                         sourceSlot: 0, deviceSlot: 0, flags: [.contactSupported, .contactDetected])
-                    for t in m.rrIntervals { r.appendRR(t) }
-                    if ring.push(r) == .dropped { dropped += 1 }
+                    mapper.map(m, at: Double(k)) { if ring.push($0) == .dropped { dropped += 1 } }
                 }
                 elapsed += start.duration(to: .now)
                 _ = ring.drain(into: drained)
@@ -329,9 +334,7 @@ enum Bench {
         let store = try prepareDatabase(path).store
         let pipeline = try IngestPipeline(sink: try StoreSink(store: store, durability: durability))
         let slots = pipeline.slots
-        let hr = try slots.slot(for: .heartRate)
-        let src = try slots.slot(for: StrapSource.source)
-        let dev = try slots.slot(for: device)
+        var mapper = HeartRateRecordMapper(slots: try HeartRateRecordMapper.Slots(table: slots, source: StrapSource.source, device: device))
         let ring = try pipeline.makeRing(name: "bench")
         let count = work.times.count
         pipeline.start()
@@ -340,19 +343,11 @@ enum Bench {
             for i in 0..<count {
                 var payload = payloads[i]
                 let m = withUnsafeBytes(of: &payload) { try? HeartRateMeasurement.decode($0) }
-                guard let m, m.beatsPerMinute > 0 else { continue }
-                let t = work.times[i]
-                var flags: SampleRecord.Flags = []
-                switch m.sensorContact {
-                case .notSupported: break
-                case .notDetected: flags.insert(.contactSupported)
-                case .detected: flags.formUnion([.contactSupported, .contactDetected])
+                guard let m else { continue }
+                mapper.map(m, at: work.times[i]) { r in
+                    while ring.pendingCount >= ring.capacity { usleep(200) }
+                    ring.push(r)
                 }
-                var r = SampleRecord(typeSlot: hr, value: Double(m.beatsPerMinute), start: t, end: t, sourceSlot: src,
-                                     deviceSlot: dev, flags: flags)
-                for tick in m.rrIntervals { r.appendRR(tick) }
-                while ring.pendingCount >= ring.capacity { usleep(200) }
-                ring.push(r)
             }
         }
         ring.close()
