@@ -32,8 +32,8 @@ swift test --skip-build 2>&1
 
 # ---- Real-stack harness (issue 4): healthgate against the real Linux Bluetooth stack in a QEMU/TCG
 # guest and an independent Bumble strap, plus the serial hot-plug scenarios (docs/realstack.md).
-# One guest boot for all 15 scenarios; measured 334 s in all (boot 57 s) on this machine kind, and
-# about 10 minutes while other builds loaded both cores. It ends with "N passed, M failed".
+# One guest boot for all 16 scenarios; measured about 270 s in all on a quiet machine of this kind
+# (334 s with load average 8), about 10 minutes while other builds loaded both cores. It ends with "N passed, M failed".
 # REALSTACK_SCENARIOS="a b" narrows it (e.g. while a scenario is known broken); default: all.
 echo "== real-stack harness (Tests/RealStack/run)"
 realstack_args=()

@@ -12,8 +12,10 @@ public struct GatewayConfig: Sendable, Equatable {
     public struct Strap: Sendable, Equatable {
         /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF` (upper case), when reached over the radio.
         public var address: String?
-        /// `public` or `random` (LE address type; meaningful with ``address``).
-        public var addressType: String
+        /// `public` or `random` (LE address type; meaningful with ``address``); nil when the
+        /// file does not say: `run` then uses the type `healthgate pair` remembered, else guesses
+        /// from the address (static random addresses start with binary 11), as `live` does.
+        public var addressType: String?
         /// A name for logs and the device registry.
         public var name: String?
         /// The path of a `SOCK_SEQPACKET` Unix-domain socket carrying the strap's ATT channel,
@@ -286,11 +288,10 @@ private struct Parser {
             if typeKey != nil && socket != nil {
                 throw fail(Place(table: "strap", index: i, key: "address_type"), "'address_type' goes with 'address'; a strap reached over 'socket' has none")
             }
-            let type = typeKey ?? "public"
-            guard type == "public" || type == "random" else {
+            if let type = typeKey, type != "public", type != "random" {
                 throw fail(Place(table: "strap", index: i, key: "address_type"), "'\(type)' is not an address type; use \"public\" or \"random\"")
             }
-            c.straps.append(.init(address: address?.uppercased(), addressType: type, name: try string(t, "name", at: place),
+            c.straps.append(.init(address: address?.uppercased(), addressType: typeKey, name: try string(t, "name", at: place),
                                   socket: socket))
         }
 

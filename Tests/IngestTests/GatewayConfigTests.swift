@@ -42,6 +42,11 @@ import Testing
         #expect(c.pedometers[0].vendor == "1a86" && c.pedometers[0].baud == 9600 && c.pedometers[0].path == nil)
     }
 
+    @Test func anOmittedAddressTypeIsLeftToRunToResolve() throws {
+        let c = try GatewayConfig.parse("[[strap]]\naddress = \"f0:48:47:00:00:0a\"\n", file: "t.toml")
+        #expect(c.straps == [.init(address: "F0:48:47:00:00:0A", addressType: nil, name: nil)])
+    }
+
     @Test func theShippedSampleConfigParses() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("samples/healthgate.toml")

@@ -85,7 +85,9 @@ struct RunCommand: ParsableCommand {
                     continue
                 }
                 guard let text = s.address, let address = BluetoothAddress(text) else { continue }
-                let target = StrapTarget(address: address, addressType: s.addressType == "random" ? .random : .public, name: s.name)
+                // The file's type, else the one `pair` remembered, else a guess from the address.
+                let known = try resolveStrap(address.description, store: db, addressType: s.addressType.flatMap(AddressType.init(rawValue:)))
+                let target = StrapTarget(address: address, addressType: known.addressType, name: s.name ?? known.name)
                 sources.append(StrapSource(name: "strap \(target)", localIdentifier: target.localIdentifier, alias: s.name) { stop in
                     let cancel = BluetoothLinux.StopSignal()
                     stop.onRaise { cancel.trigger() }

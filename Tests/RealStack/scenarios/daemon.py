@@ -1,0 +1,50 @@
+"""The daemon against the real kernel stack: `healthgate run` with a configured strap keeps it
+connected across a dropped link (reconnect and notifications re-enabled by itself), stores exactly
+what the strap sent (heart rate, contact, RR, energy across the outage), and SIGTERM drains,
+commits and exits 0."""
+import signal
+
+from harness.ble import addr, compare, quiesce, settle, wait_notifications, wait_subscribed
+from harness.core import Context, scenario
+
+BACK_WITHIN = 5.0
+
+
+@scenario("daemon", "run keeps a configured strap connected across a dropped link; SIGTERM commits everything",
+          order=57)
+def daemon(ctx: Context) -> None:
+    config = f"{ctx.guest_tmp}/daemon.toml"
+    # No address_type: run must work out that the strap's static random address is random.
+    ctx.sh(f"printf '%s\\n' 'status_interval = 5' '[[strap]]' 'address = \"{addr(ctx, 'A')}\"' "
+           f"'name = \"Chest A\"' > {config}")
+    since = ctx.peer.mark("daemon starts")
+    process = ctx.hg_spawn("run", "--config", config)
+    try:
+        wait_subscribed(ctx, "A", since, process=process)
+        wait_notifications(ctx, "A", since, 8, timeout=30)
+        cut = ctx.peer.mark("drop the link under the daemon")
+        ctx.peer.command("drop", strap="A")
+        gone = ctx.peer.wait_for(lambda: ctx.peer.events("A", "disconnected", cut), 10, "the link to go down")
+        ctx.expect(gone, "the strap's connection did not go down (harness problem)")
+        back = ctx.peer.wait_for(lambda: [e for e in ctx.peer.events("A", "advertising-on", cut)
+                                          if e["t"] >= gone[0]["t"]], 10, "the strap to advertise again")
+        ctx.expect(back, "the strap never advertised again (harness problem)")
+        again = wait_subscribed(ctx, "A", cut, timeout=30 + BACK_WITHIN, process=process)
+        delay = again["t"] - back[0]["t"]
+        ctx.say(f"  daemon re-enabled notifications {delay:.2f}s after the strap was back")
+        # The daemon's backoff starts at 1 s and doubles; one drop must not cost more than a few.
+        ctx.expect(delay <= BACK_WITHIN + 4, f"the daemon re-enabled notifications {delay:.1f}s after the strap "
+                                             f"was back; expected within {BACK_WITHIN + 4:.0f}s")
+        n_before = len(ctx.peer.notifications("A", since))
+        wait_notifications(ctx, "A", since, n_before + 8, timeout=30)
+        held = quiesce(ctx, ["A"])
+        result = ctx.record(process.stop(sig=signal.SIGTERM, timeout=30))
+        ctx.spawned.remove(process)
+        ctx.expect(not result.timed_out and result.rc == 0,
+                   "`healthgate run` did not drain, commit and exit 0 within 30 s of SIGTERM", result)
+        ctx.expect("SIGTERM" in result.stderr and "committed" in result.stderr,
+                   "`healthgate run` did not log its SIGTERM shutdown and final counters", result)
+        settle(ctx, ["A"], held)
+    finally:
+        ctx.peer.command("release", strap="A")
+    compare(ctx, "A", ctx.peer.notifications("A", since), ctx.samples("heartRate"), ctx.samples("activeEnergyBurned"))
