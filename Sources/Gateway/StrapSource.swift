@@ -54,9 +54,27 @@ public struct StrapSource: IngestSource {
     /// The source HealthGate's BLE samples carry.
     public static let source = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
 
+    /// What a connection learned about the strap, for the device registry (`healthgate devices`).
+    public struct Connection: Sendable {
+        /// The device record: name, Device Information strings, the local identifier.
+        public var device: Device
+        /// The Body Sensor Location, when the strap has one.
+        public var sensorLocation: HeartRateSensorLocation?
+        /// The Battery Level in percent, when the strap has the Battery service.
+        public var battery: Int?
+        /// When the connection was set up.
+        public var at: Date
+    }
+
+    private let onConnected: (@Sendable (Connection) -> Void)?
+    private let onBattery: (@Sendable (Int, Date) -> Void)?
+
     /// A strap reached through `connect` (called once per connection attempt; it should give up
-    /// when the stop signal is raised).
+    /// when the stop signal is raised). `onConnected` hears what each connection learned about
+    /// the strap and `onBattery` every Battery Level notification; both run on the connection's
+    /// threads, so they should hand slow work (a store write) to a queue of their own.
     public init(name: String, localIdentifier: String, alias: String? = nil, reconnects: Bool = true,
+                onConnected: (@Sendable (Connection) -> Void)? = nil, onBattery: (@Sendable (Int, Date) -> Void)? = nil,
                 connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
         self.name = name
         self.localIdentifier = localIdentifier
@@ -64,6 +82,8 @@ public struct StrapSource: IngestSource {
         self.reconnects = reconnects
         self.connect = connect
         self.counters = Counters()
+        self.onConnected = onConnected
+        self.onBattery = onBattery
     }
 
     public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
@@ -75,10 +95,12 @@ public struct StrapSource: IngestSource {
         let setupError = Mutex<(any Error)?>(nil)
         let setupDone = DispatchSemaphore(value: 0)
         let (name, alias, localIdentifier, counters, mapper) = (self.name, self.alias, self.localIdentifier, self.counters, self.mapper)
+        let (onConnected, onBattery) = (self.onConnected, self.onBattery)
         Task {
             do {
                 try await Self.setUp(client: client, ring: ring, slots: slots, name: name, alias: alias,
-                                     localIdentifier: localIdentifier, counters: counters, mapper: mapper)
+                                     localIdentifier: localIdentifier, counters: counters, mapper: mapper,
+                                     onConnected: onConnected, onBattery: onBattery)
             } catch {
                 setupError.withLock { $0 = error }
                 client.close()
@@ -94,10 +116,12 @@ public struct StrapSource: IngestSource {
     }
 
     private static func setUp(client: GATTClient, ring: SampleRing, slots: SlotTable, name: String, alias: String?,
-                              localIdentifier: String, counters: Counters, mapper: MapperBox) async throws {
+                              localIdentifier: String, counters: Counters, mapper: MapperBox,
+                              onConnected: (@Sendable (Connection) -> Void)?, onBattery: (@Sendable (Int, Date) -> Void)?) async throws {
         _ = try await client.exchangeMTU()
         let db = try await client.discover(services: [BluetoothUUID(HeartRateUUIDs.heartRateService),
                                                       BluetoothUUID(HeartRateUUIDs.deviceInformationService),
+                                                      BluetoothUUID(HeartRateUUIDs.batteryService),
                                                       BluetoothUUID(0x1800)])
         guard let hrm = db.characteristic(BluetoothUUID(HeartRateUUIDs.heartRateMeasurement)) else {
             throw GATTError.noCCCD(characteristic: BluetoothUUID(HeartRateUUIDs.heartRateMeasurement))
@@ -115,8 +139,18 @@ public struct StrapSource: IngestSource {
            let bsl = try? BodySensorLocation(bytes: v) {
             location = bsl.location
         }
-        let recordSlots = try HeartRateRecordMapper.Slots(table: slots, source: source,
-                                                          device: info.device(name: deviceName ?? name, localIdentifier: localIdentifier))
+        let device = info.device(name: deviceName ?? name, localIdentifier: localIdentifier)
+        let batteryChar = db.characteristic(BluetoothUUID(HeartRateUUIDs.batteryLevel))
+        var battery: Int?
+        if let c = batteryChar, let v = try? await client.read(c) { battery = try? BatteryLevel.decode(v) }
+        onConnected?(Connection(device: device, sensorLocation: location, battery: battery, at: Date()))
+        if let onBattery, let c = batteryChar, c.cccdHandle != nil {
+            // Not every strap notifies its battery; one that does keeps the registry current.
+            try? await client.subscribe(to: c) { event in
+                if let level = try? BatteryLevel.decode(Array(event.value)) { onBattery(level, event.receivedAt) }
+            }
+        }
+        let recordSlots = try HeartRateRecordMapper.Slots(table: slots, source: source, device: device)
         if mapper.mapper == nil { mapper.mapper = HeartRateRecordMapper(slots: recordSlots) }
         mapper.mapper!.slots = recordSlots
         mapper.mapper!.sensorLocation = location

@@ -1,4 +1,6 @@
 import Foundation
+import GATT
+import Synchronization
 import HealthModel
 import HealthStore
 import HealthGateTesting
@@ -99,7 +101,11 @@ import Testing
         var config = SimulatedStrapConfiguration()
         config.bodySensorLocation = 2   // wrist
         let strap = SimulatedPeripheral.heartRateStrap(config)
-        let source = StrapSource(name: "strap", localIdentifier: "AA:BB:CC:DD:EE:02", reconnects: false) { _ in
+        let connections = Mutex<[StrapSource.Connection]>([])
+        let batteries = Mutex<[Int]>([])
+        let source = StrapSource(name: "strap", localIdentifier: "AA:BB:CC:DD:EE:02", reconnects: false,
+                                 onConnected: { c in connections.withLock { $0.append(c) } },
+                                 onBattery: { level, _ in batteries.withLock { $0.append(level) } }) { _ in
             try strap.connectSocketPair()
         }
         pipeline.start()
@@ -109,6 +115,12 @@ import Testing
         // The first notification goes out once the daemon has subscribed.
         #expect(await eventually { strap.notifyHeartRate(payloads[0]) })
         for p in payloads.dropFirst() { #expect(strap.notifyHeartRate(p)) }
+        // What the connection learned, for the device registry, and a battery notification.
+        let c = try #require(connections.withLock { $0 }.first)
+        #expect(c.device.localIdentifier == "AA:BB:CC:DD:EE:02" && c.device.manufacturer == config.manufacturer)
+        #expect(c.sensorLocation == .wrist && c.battery == 87)
+        #expect(strap.notify(BluetoothUUID(0x2A19), value: [50]))
+        #expect(await eventually { batteries.withLock { $0 } == [50] })
         #expect(await eventually { pipeline.stats.pushed == 5 })   // 3 heart rate + 2 energy
         let final = await offThread { runner.stopAll(); return pipeline.stop() }
         #expect(final.committed == 5)

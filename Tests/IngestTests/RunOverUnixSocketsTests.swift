@@ -38,6 +38,12 @@ import Testing
             #expect(probe.heartRate(s.name) <= load.sentCount(strap: k), "\(s.name)")
         }
         #expect(try probe.integrity() == "ok")
+        // The device registry knows every strap, as after `live`: seen, with its battery.
+        let store = try HealthStore(path: db)
+        for s in load.straps {
+            let record = try store.device(localIdentifier: "socket:\(s.socketPath)")
+            #expect(record?.battery == 87 && record?.lastSeen != nil && record?.device.name == s.name, "\(s.name): \(String(describing: record))")
+        }
     }
 
     @Test func aStrapSocketThatGoesAwayAndComesBackIsReconnectedAndResubscribed() async throws {

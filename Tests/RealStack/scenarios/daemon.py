@@ -1,11 +1,13 @@
 """The daemon against the real kernel stack: `healthgate run` with a configured strap keeps it
 connected across a dropped link (reconnect and notifications re-enabled by itself), stores exactly
 what the strap sent (heart rate, contact, RR, energy across the outage), and SIGTERM drains,
-commits and exits 0."""
+commits and exits 0. The device registry then knows the strap as `pair` would have left it."""
 import signal
 
 from harness.ble import addr, compare, quiesce, settle, wait_notifications, wait_subscribed
 from harness.core import Context, scenario
+from peripheral import BATTERY
+from scenarios.pair import remembered, values
 
 BACK_WITHIN = 5.0
 
@@ -48,3 +50,10 @@ def daemon(ctx: Context) -> None:
     finally:
         ctx.peer.command("release", strap="A")
     compare(ctx, "A", ctx.peer.notifications("A", since), ctx.samples("heartRate"), ctx.samples("activeEnergyBurned"))
+    # The registry, as `pair`/`live` leave it: a BLE strap, its address type worked out, battery.
+    device = remembered(ctx, "A")
+    flat = [str(v).lower() for v in values(device)]
+    ctx.expect("random" in flat and "ble" in flat, f"`devices` does not list strap A as a BLE strap with a random "
+                                                    f"address after `run`: {device}")
+    ctx.expect(BATTERY["A"] in [v for v in values(device) if isinstance(v, int) and not isinstance(v, bool)],
+               f"`devices` does not carry strap A's battery level {BATTERY['A']}% after `run`: {device}")
