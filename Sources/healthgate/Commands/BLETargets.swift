@@ -5,6 +5,20 @@ import HealthModel
 import HealthStore
 import Synchronization
 
+/// When a strap session (`live`, `record`) ends by itself; Ctrl-C ends it any time.
+struct SessionLimits: ParsableArguments {
+    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
+    var duration: Double?
+
+    @Option(help: ArgumentHelp("Stop after this many heart-rate notifications (from all straps).", valueName: "n"))
+    var count: Int?
+
+    func validate() throws {
+        if let duration, duration <= 0 { throw ValidationError("--duration must be more than 0 seconds.") }
+        if let count, count <= 0 { throw ValidationError("--count must be at least 1.") }
+    }
+}
+
 /// Options of every command that connects to a strap.
 struct ConnectOptions: ParsableArguments {
     @OptionGroup var adapterOption: AdapterOption

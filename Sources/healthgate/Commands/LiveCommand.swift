@@ -47,19 +47,9 @@ struct LiveCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per event instead of text.")
     var json = false
 
-    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
-    var duration: Double?
-
-    @Option(help: ArgumentHelp("Stop after this many heart-rate notifications (from all straps).", valueName: "n"))
-    var count: Int?
-
+    @OptionGroup var limits: SessionLimits
     @OptionGroup var connect: ConnectOptions
     @OptionGroup var store: StoreLocation
-
-    func validate() throws {
-        if let duration, duration <= 0 { throw ValidationError("--duration must be more than 0 seconds.") }
-        if let count, count <= 0 { throw ValidationError("--count must be at least 1.") }
-    }
 
     func run() async throws {
         try await reporting {
@@ -90,7 +80,7 @@ struct LiveCommand: AsyncParsableCommand {
 
             let trap = InterruptTrap()
             let stop = trap.stop
-            if let duration {
+            if let duration = limits.duration {
                 Thread { if !stop.wait(seconds: duration) { stop.trigger() } }.start()
             }
             let json = self.json
@@ -99,7 +89,7 @@ struct LiveCommand: AsyncParsableCommand {
             }
             let session = LiveSession(
                 targets: targets, connector: kernelConnector(adapter: adapter, timeout: connect.attemptTimeout),
-                stop: stop, storage: noStore ? nil : HealthStoreLiveStorage(db), maxNotifications: count
+                stop: stop, storage: noStore ? nil : HealthStoreLiveStorage(db), maxNotifications: limits.count
             ) { event in
                 if json { Output.json(Self.json(event)) } else { Self.show(event) }
             }
@@ -123,7 +113,7 @@ struct LiveCommand: AsyncParsableCommand {
         let wanted = straps.map { $0.uppercased() }
         Console.note("`healthgate run` (pid \(pid)) owns the straps\(daemonStraps.isEmpty ? "" : " (" + daemonStraps.joined(separator: ", ") + ")") and \(store.path): showing the readings it stores instead of connecting. Stop it to connect directly; Ctrl-C to stop.")
         let observer = try ChangeObserver(path: store.path, types: [.heartRate, .activeEnergyBurned], start: .now)
-        let deadline = duration.map { Date().addingTimeInterval($0) }
+        let (deadline, count) = (limits.duration.map { Date().addingTimeInterval($0) }, limits.count)
         var shown = 0
         try observer.run(while: { (deadline.map { Date() < $0 } ?? true) && (count.map { shown < $0 } ?? true) }) { change in
             for sample in change.samples {

@@ -38,19 +38,9 @@ struct RecordCommand: AsyncParsableCommand {
     @Flag(help: "Replace the file if it exists.")
     var overwrite = false
 
-    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
-    var duration: Double?
-
-    @Option(help: ArgumentHelp("Stop after this many notifications.", valueName: "n"))
-    var count: Int?
-
+    @OptionGroup var limits: SessionLimits
     @OptionGroup var connect: ConnectOptions
     @OptionGroup var store: StoreLocation
-
-    func validate() throws {
-        if let duration, duration <= 0 { throw ValidationError("--duration must be more than 0 seconds.") }
-        if let count, count <= 0 { throw ValidationError("--count must be at least 1.") }
-    }
 
     func run() async throws {
         try await reporting {
@@ -60,11 +50,11 @@ struct RecordCommand: AsyncParsableCommand {
             let writer = try CaptureFileWriter(path: out, overwrite: overwrite)
             let trap = InterruptTrap()
             let stop = trap.stop
-            if let duration { Thread { if !stop.wait(seconds: duration) { stop.trigger() } }.start() }
+            if let duration = limits.duration { Thread { if !stop.wait(seconds: duration) { stop.trigger() } }.start() }
             Output.note("Recording \(target) to \(out); Ctrl-C to stop.")
             let started = Date()
             let recorder = CaptureRecorder(targets: [target], connector: kernelConnector(adapter: adapter, timeout: connect.attemptTimeout),
-                                           stop: stop, writer: writer, maxNotifications: count) { event in
+                                           stop: stop, writer: writer, maxNotifications: limits.count) { event in
                 switch event {
                 case .connected(let t, _, let n): Output.note(n == 1 ? "Connected to \(t)." : "Reconnected to \(t) (connection \(n)).")
                 case .disconnected(let t, let reason): Output.note("\(t) disconnected (\(reason)); reconnecting…")
