@@ -213,6 +213,23 @@ public struct StepCounter: Sendable {
 
     private enum Order { case fresh, duplicate, late, restarted }
 
+    /// Counts and reports a repeated or late reading — the caller then drops it — and says
+    /// whether it was one. The one bookkeeping rule of the cumulative and the delta path.
+    private mutating func dropsStale(_ o: Order, into out: inout CounterOutput) -> Bool {
+        switch o {
+        case .duplicate:
+            state.tally.duplicates += 1
+            out.events.append(.duplicate)
+            return true
+        case .late:
+            state.tally.outOfOrder += 1
+            out.events.append(.outOfOrder)
+            return true
+        case .fresh, .restarted:
+            return false
+        }
+    }
+
     /// Where `r` stands relative to `b`: seq decides when both have one; else device time.
     private func order(_ r: PedometerReading, count: UInt64?, after b: CounterState.Baseline) -> (Order, gap: UInt64) {
         let cfg = configuration
@@ -347,15 +364,10 @@ public struct StepCounter: Sendable {
         var gap: UInt64 = 0
         if !bootChanged {
             let (o, g) = order(r, count: c, after: b)
+            if dropsStale(o, into: &out) { return out }
             switch o {
-            case .duplicate:
-                state.tally.duplicates += 1
-                out.events.append(.duplicate)
-                return out
-            case .late:
-                state.tally.outOfOrder += 1
-                out.events.append(.outOfOrder)
-                return out
+            case .duplicate, .late:
+                break   // counted and dropped above
             case .restarted:
                 seqRestarted = r.seq != nil && b.seq != nil
             case .fresh:
@@ -461,15 +473,10 @@ public struct StepCounter: Sendable {
         let previous = state.lastDelta
         if let b = previous {
             let (o, gap) = order(r, count: nil, after: b)
+            if dropsStale(o, into: &out) { return out }
             switch o {
-            case .duplicate:
-                state.tally.duplicates += 1
-                out.events.append(.duplicate)
-                return out
-            case .late:
-                state.tally.outOfOrder += 1
-                out.events.append(.outOfOrder)
-                return out
+            case .duplicate, .late:
+                break   // counted and dropped above
             case .restarted:
                 state.segment += 1
             case .fresh:
