@@ -123,7 +123,9 @@ public struct HeartRateRecordMapper: Sendable {
                 let step = EnergyExpendedStep(from: last.kJ, to: kj)
                 if step.wasReset { energyResets += 1 }
                 if step.kilojoules > 0 {
-                    emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: last.at, end: t,
+                    // A clock stepped backwards (NTP after a Pi booted without an RTC) would make
+                    // the interval end before it starts: it becomes zero-length at the new time.
+                    emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: min(last.at, t), end: t,
                                       sourceSlot: slots.source, deviceSlot: slots.device))
                 }
             }

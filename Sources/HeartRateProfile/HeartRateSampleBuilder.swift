@@ -21,7 +21,8 @@ import HealthModel
 ///   time to this one's: the delta when the value grew; the new value when it went down (the
 ///   strap was reset, so that much was spent since the reset); nothing while it stays at
 ///   0xFFFF (saturated: ``energyNeedsReset`` asks for a Control Point reset). The first
-///   reading of a connection only sets the baseline.
+///   reading of a connection only sets the baseline. If the clock went backwards in between
+///   (an NTP step), the interval is zero-length at the new receipt time.
 /// - Optionally (``sdnnWindow``), consecutive gap-free RR intervals are collected until they
 ///   span the window (60 s by default), then one `heartRateVariabilitySDNN` sample (ms, the
 ///   sample standard deviation of the intervals) spanning those beats is produced. Any gap
@@ -201,7 +202,7 @@ public struct HeartRateSampleBuilder: Sendable {
                     if kj == 0xFFFF { em.user[Self.energySaturatedKey] = .number(1) }
                     out.energy = try QuantitySample(
                         type: .activeEnergyBurned, quantity: Quantity(Double(delta), .kilojoule),
-                        start: last.at, end: receivedAt, source: source, device: device, metadata: em)
+                        start: min(last.at, receivedAt), end: receivedAt, source: source, device: device, metadata: em)
                     counters.energySamples += 1
                 }
             }

@@ -46,6 +46,8 @@ import Testing
         add(payload(bpm: 78, energy: 0xFFFF, rr: [790]), reconnect: true)
         add(payload(bpm: 79, energy: 0xFFFF, rr: [780]))             // saturated: no energy
         add(payload(bpm: 80, energy: 12, rr: [770, 760, 750]))
+        t -= 3600                                                    // the clock steps back an hour
+        add(payload(bpm: 81, energy: 20, rr: [740]))
         return s
     }()
 
@@ -89,7 +91,9 @@ import Testing
         #expect(mine == live)
         // And the script did exercise what it claims to.
         // 100→103→110, reset to 5, 5→0xFFFF across the reconnect, saturated (nothing), reset to 12.
-        #expect(mine.filter { $0.type == "activeEnergyBurned" }.map(\.value) == [3, 7, 5, 65530, 12])
+        // …and 12→20 across a clock step backwards: zero-length at the new time, never end < start.
+        #expect(mine.filter { $0.type == "activeEnergyBurned" }.map(\.value) == [3, 7, 5, 65530, 12, 8])
+        #expect(mine.allSatisfy { $0.start <= $0.end })
         #expect(mapper.skipped == 1 && mapper.energyResets == 2)
     }
 
