@@ -65,10 +65,13 @@ public final class GatewayRuntime: Sendable {
 
     /// Starts the writer and `sources`, then waits for SIGTERM/SIGINT, ``requestStop(reason:)``,
     /// the end of `duration`, or (with `endWhenSourcesEnd`) every source ending. Then it stops
-    /// the sources, drains and commits everything, and returns the final counters.
+    /// the sources, drains and commits everything, and returns the final counters. Every
+    /// `statusInterval` a status line goes to the log and to systemd (`STATUS=`), prefixed with
+    /// what `devices` says ("9/10 straps subscribed, 4 pedometers open").
     public func run(sources: [any IngestSource], duration: Duration? = nil, endWhenSourcesEnd: Bool = false,
                     statusInterval: Duration = .seconds(60), started: (() -> Void)? = nil,
-                    status: (@Sendable (IngestStats) -> Void)? = nil) throws -> IngestStats {
+                    status: (@Sendable (IngestStats) -> Void)? = nil,
+                    devices: (@Sendable () -> String)? = nil) throws -> IngestStats {
         // Signals arrive on a dispatch queue instead of interrupting arbitrary threads.
         let queue = DispatchQueue(label: "healthgate.signals")
         var signalSources: [any DispatchSourceSignal] = []
@@ -119,7 +122,8 @@ public final class GatewayRuntime: Sendable {
             let s = pipeline.stats
             status?(s)
             if due {
-                let line = Self.statusLine(s)
+                let prefix = devices?() ?? ""
+                let line = (prefix.isEmpty ? "" : prefix + "; ") + Self.statusLine(s)
                 logger.info("\(line)")
                 notifier.status(line)
             }

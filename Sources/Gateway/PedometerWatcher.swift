@@ -15,6 +15,9 @@ public final class PedometerWatcher: Sendable {
     private let runner: SourceRunner
     private let logger: Logger
     private let open = Mutex<Set<String>>([])
+
+    /// How many matching pedometers are open right now.
+    public var openCount: Int { open.withLock { $0.count } }
     private let sysfs: String
     private let devDir: String
 

@@ -45,6 +45,8 @@ public struct StrapSource: IngestSource {
         public let skipped = Atomic<Int>(0)
         /// Connections made.
         public let connections = Atomic<Int>(0)
+        /// Subscribed to Heart Rate Measurement right now.
+        public let subscribed = Atomic<Bool>(false)
         init() {}
     }
 
@@ -109,7 +111,9 @@ public struct StrapSource: IngestSource {
         }
         setupDone.wait()
         if let e = setupError.withLock({ $0 }) { throw e }
+        counters.subscribed.store(true, ordering: .relaxed)
         ended.wait()
+        counters.subscribed.store(false, ordering: .relaxed)
         client.close()
         if stop.isRaised { return }
         if let why = client.endReason { throw why }

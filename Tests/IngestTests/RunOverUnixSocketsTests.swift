@@ -28,6 +28,9 @@ import Testing
         // name (steps are intervals between readings, so the first reading stores nothing).
         #expect(await eventually(seconds: 120) { load.pedometers.allSatisfy { probe.steps($0.name) >= 2 } },
                 "per pedometer: \(load.pedometers.map { probe.steps($0.name) }); \(child.stderr)")
+        // The status line (log and systemd STATUS=) says how many devices are live.
+        #expect(await eventually(seconds: 60) { child.stderr.contains("10/10 straps subscribed, 4 pedometer(s) open; ") },
+                "\(child.stderr.suffix(2000))")
 
         child.signal(SIGTERM)
         #expect(await offThread { child.wait() } == 0, "\(child.stderr)")

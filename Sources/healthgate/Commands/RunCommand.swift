@@ -7,6 +7,7 @@ import HealthModel
 import HealthStore
 import Ingest
 import Logging
+import Synchronization
 
 /// `healthgate run`: the daemon.
 struct RunCommand: ParsableCommand {
@@ -104,7 +105,17 @@ struct RunCommand: ParsableCommand {
             }
             let watcher = PedometerWatcher(rules: cfg.pedometers, runner: runtime.runner, logger: logger)
             logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
-            let final = try runtime.run(sources: sources, statusInterval: .seconds(cfg.statusInterval), started: { watcher.start() })
+            let straps = sources.compactMap { $0 as? StrapSource }.map(\.stats)
+            let pedometerRules = cfg.pedometers.count
+            let final = try runtime.run(sources: sources, statusInterval: .seconds(cfg.statusInterval), started: { watcher.start() },
+                                        devices: {
+                var parts: [String] = []
+                if !straps.isEmpty {
+                    parts.append("\(straps.filter { $0.subscribed.load(ordering: .relaxed) }.count)/\(straps.count) straps subscribed")
+                }
+                if pedometerRules > 0 { parts.append("\(watcher.openCount) pedometer(s) open") }
+                return parts.joined(separator: ", ")
+            })
             if final.abandoned > 0 {
                 throw CLIFailure("\(final.abandoned) samples could not be committed at shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check \(path).", code: .ioError)
             }
