@@ -19,8 +19,12 @@ import Ingest
 ///   keeps counting while the link is down, so the first reading after a reconnect covers the
 ///   outage, as `live` does.
 ///
-/// Not carried on this path (it needs the heap): the SDNN summary samples and the
-/// "truncated"/"energy saturated" metadata flags `live` adds.
+/// - Gap-free RR intervals are collected until they span ``sdnnWindow`` (60 s), then one
+///   `heartRateVariabilitySDNN` record (ms) spans those beats; any gap starts a new window. The
+///   standard deviation is kept as a running (Welford) sum, so no interval is stored.
+///
+/// Not carried on this path (it needs the heap): the "truncated" / "energy saturated"
+/// metadata flags `live` adds.
 ///
 /// A value type owned by the source's producer thread.
 public struct HeartRateRecordMapper: Sendable {
@@ -30,6 +34,8 @@ public struct HeartRateRecordMapper: Sendable {
         public var heartRate: UInt16
         /// activeEnergyBurned.
         public var energy: UInt16
+        /// heartRateVariabilitySDNN.
+        public var sdnn: UInt16
         /// The source.
         public var source: UInt16
         /// The strap (``SlotTable/noDevice`` for none).
@@ -39,6 +45,7 @@ public struct HeartRateRecordMapper: Sendable {
         public init(table: SlotTable, source: Source, device: Device?) throws(IngestError) {
             heartRate = try table.slot(for: .heartRate)
             energy = try table.slot(for: .activeEnergyBurned)
+            sdnn = try table.slot(for: .heartRateVariabilitySDNN)
             self.source = try table.slot(for: source)
             self.device = try table.slot(for: device)
         }
@@ -52,10 +59,19 @@ public struct HeartRateRecordMapper: Sendable {
     public private(set) var skipped = 0
     /// Energy readings that went down (the strap's counter was reset).
     public private(set) var energyResets = 0
+    /// Seconds of gap-free RR intervals one SDNN record summarises (nil: no SDNN records).
+    public var sdnnWindow: Double? = 60
 
     private var gapPending = true
     private var lastRRAt: Double?
     private var lastEnergy: (kJ: UInt16, at: Double)?
+    // The SDNN window: start time, 1/1024 s ticks covered, and Welford's running mean and sum
+    // of squared deviations of the intervals in ms.
+    private var windowStart: Double?
+    private var windowTicks = 0
+    private var windowCount = 0
+    private var windowMean = 0.0
+    private var windowM2 = 0.0
 
     /// A mapper writing with `slots`.
     public init(slots: Slots, sensorLocation: HeartRateSensorLocation? = nil) {
@@ -68,11 +84,39 @@ public struct HeartRateRecordMapper: Sendable {
     public mutating func connectionStarted() {
         gapPending = true
         lastRRAt = nil
+        windowStart = nil
+    }
+
+    /// Adds `r`'s RR intervals to the SDNN window; returns the SDNN record when it completes.
+    private mutating func collectSDNN(_ r: SampleRecord, at t: Double) -> SampleRecord? {
+        guard let span = sdnnWindow else { return nil }
+        var ticks = 0
+        withUnsafeBytes(of: r.rr) { raw in
+            for i in 0..<Int(r.rrCount) { ticks += Int(raw.load(fromByteOffset: i * 2, as: UInt16.self)) }
+        }
+        if r.flags.contains(.rrPrecededByGap) || windowStart == nil {
+            windowTicks = 0; windowCount = 0; windowMean = 0; windowM2 = 0
+            windowStart = t - Double(ticks) / 1024
+        }
+        withUnsafeBytes(of: r.rr) { raw in
+            for i in 0..<Int(r.rrCount) {
+                let ms = Double(raw.load(fromByteOffset: i * 2, as: UInt16.self)) * 1000 / 1024
+                windowCount += 1
+                let delta = ms - windowMean
+                windowMean += delta / Double(windowCount)
+                windowM2 += delta * (ms - windowMean)
+            }
+        }
+        windowTicks += ticks
+        guard Double(windowTicks) / 1024 >= span, windowCount >= 2, let start = windowStart else { return nil }
+        let sd = (windowM2 / Double(windowCount - 1)).squareRoot()
+        windowStart = nil
+        return SampleRecord(typeSlot: slots.sdnn, value: sd, start: start, end: t, sourceSlot: slots.source, deviceSlot: slots.device)
     }
 
     /// Maps notification `m` received at `t` (Unix seconds), handing each record to `emit`: the
-    /// heart-rate record (unless 0 bpm), then an energy record when energy was spent. Returns
-    /// whether a heart-rate record was emitted.
+    /// heart-rate record (unless 0 bpm), then an energy record when energy was spent, then an
+    /// SDNN record when a window completed. Returns whether a heart-rate record was emitted.
     @discardableResult
     public mutating func map(_ m: HeartRateMeasurement, at t: Double, emit: (SampleRecord) -> Void) -> Bool {
         let bpm = m.beatsPerMinute
@@ -117,6 +161,7 @@ public struct HeartRateRecordMapper: Sendable {
         }
 
         if bpm > 0 { emit(r) } else { skipped += 1 }
+        let sdnn = r.rrCount > 0 && bpm > 0 ? collectSDNN(r, at: t) : nil
 
         if let kj = m.energyExpendedKJ {
             if let last = lastEnergy {
@@ -131,6 +176,7 @@ public struct HeartRateRecordMapper: Sendable {
             }
             lastEnergy = (kj, t)
         }
+        if let sdnn { emit(sdnn) }
         return bpm > 0
     }
 }

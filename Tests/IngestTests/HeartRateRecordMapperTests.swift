@@ -62,7 +62,6 @@ import Testing
         let slots = try HeartRateRecordMapper.Slots(table: table, source: StrapSource.source, device: Device(localIdentifier: "AA:BB:CC:DD:EE:01"))
         var mapper = HeartRateRecordMapper(slots: slots, sensorLocation: .chest)
         var builder = HeartRateSampleBuilder(device: Device(localIdentifier: "AA:BB:CC:DD:EE:01"), sensorLocation: .chest)
-        builder.sdnnWindow = nil
         builder.connectionStarted()
         mapper.connectionStarted()
         var mine: [Row] = [], live: [Row] = []
@@ -89,12 +88,47 @@ import Testing
             }
         }
         #expect(mine == live)
+        #expect(!mine.contains { $0.type == "heartRateVariabilitySDNN" })   // too short for a 60 s window
         // And the script did exercise what it claims to.
         // 100→103→110, reset to 5, 5→0xFFFF across the reconnect, saturated (nothing), reset to 12.
         // …and 12→20 across a clock step backwards: zero-length at the new time, never end < start.
         #expect(mine.filter { $0.type == "activeEnergyBurned" }.map(\.value) == [3, 7, 5, 65530, 12, 8])
         #expect(mine.allSatisfy { $0.start <= $0.end })
         #expect(mapper.skipped == 1 && mapper.energyResets == 2)
+    }
+
+    @Test func sdnnWindowsMatchLive() throws {
+        // 400 notifications 1 s apart, one or two RR each (800–1250 ticks, deterministic noise);
+        // a 0xFFFF tick at #120, a 0-bpm reading at #230, a reconnect at #300: each starts a new window.
+        var x: UInt64 = 0x2545F4914F6CDD1D
+        func noise() -> UInt16 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return UInt16(x % 450) }
+        let table = SlotTable()
+        let device = Device(localIdentifier: "AA:BB:CC:DD:EE:03")
+        let slots = try HeartRateRecordMapper.Slots(table: table, source: StrapSource.source, device: device)
+        var mapper = HeartRateRecordMapper(slots: slots)
+        var builder = HeartRateSampleBuilder(device: device, sensorLocation: nil)
+        mapper.connectionStarted(); builder.connectionStarted()
+        var mine: [(Double, Double, Double)] = [], live: [(Double, Double, Double)] = []
+        for i in 0..<400 {
+            let t = 1_790_000_000.0 + Double(i)
+            if i == 300 { mapper.connectionStarted(); builder.connectionStarted(energyContinues: true) }
+            var rr = [800 + noise()]
+            if i % 3 == 0 { rr.append(800 + noise()) }
+            if i == 120 { rr.insert(0xFFFF, at: 0) }
+            let p = Self.payload(bpm: i == 230 ? 0 : 70, rr: rr)
+            let m = try p.withUnsafeBytes { try HeartRateMeasurement.decode($0) }
+            mapper.map(m, at: t) { r in if r.typeSlot == slots.sdnn { mine.append((r.value, r.start, r.end)) } }
+            for s in try builder.add(m, receivedAt: Date(timeIntervalSince1970: t)).samples where s.type == .heartRateVariabilitySDNN {
+                live.append((s.quantity.value, s.startDate.timeIntervalSince1970, s.endDate.timeIntervalSince1970))
+            }
+        }
+        #expect(live.count >= 4, "the series should complete several 60 s windows")
+        #expect(mine.count == live.count)
+        for (a, b) in zip(mine, live) {
+            // Welford's running sums against the builder's two passes: equal to rounding.
+            #expect(abs(a.0 - b.0) < 1e-9 && a.0 > 0, "SDNN \(a.0) vs \(b.0)")
+            #expect(abs(a.1 - b.1) < 1e-6 && a.2 == b.2, "window [\(a.1), \(a.2)] vs [\(b.1), \(b.2)]")
+        }
     }
 
     @Test func theDaemonsStrapPathStoresEnergyAndTheSensorLocation() async throws {
