@@ -24,7 +24,9 @@ import Ingest
 ///   standard deviation is kept as a running (Welford) sum, so no interval is stored.
 ///
 /// Not carried on this path (it needs the heap): the "truncated" / "energy saturated"
-/// metadata flags `live` adds.
+/// metadata flags `live` adds, and RR intervals beyond the newest ``SampleRecord/maxRR`` of one
+/// notification (possible only with a raised MTU): the kept ones are then marked as preceded
+/// by a gap, where `live` keeps them all.
 ///
 /// A value type owned by the source's producer thread.
 public struct HeartRateRecordMapper: Sendable {
@@ -68,6 +70,7 @@ public struct HeartRateRecordMapper: Sendable {
     // The SDNN window: start time, 1/1024 s ticks covered, and Welford's running mean and sum
     // of squared deviations of the intervals in ms.
     private var windowStart: Double?
+    private var windowLast = -Double.infinity
     private var windowTicks = 0
     private var windowCount = 0
     private var windowMean = 0.0
@@ -94,10 +97,13 @@ public struct HeartRateRecordMapper: Sendable {
         withUnsafeBytes(of: r.rr) { raw in
             for i in 0..<Int(r.rrCount) { ticks += Int(raw.load(fromByteOffset: i * 2, as: UInt16.self)) }
         }
-        if r.flags.contains(.rrPrecededByGap) || windowStart == nil {
+        // A gap, or a clock stepped backwards since the last beats (the window would end before
+        // it starts), begins a new window.
+        if r.flags.contains(.rrPrecededByGap) || windowStart == nil || t < windowLast {
             windowTicks = 0; windowCount = 0; windowMean = 0; windowM2 = 0
             windowStart = t - Double(ticks) / 1024
         }
+        windowLast = t
         withUnsafeBytes(of: r.rr) { raw in
             for i in 0..<Int(r.rrCount) {
                 let ms = Double(raw.load(fromByteOffset: i * 2, as: UInt16.self)) * 1000 / 1024
@@ -143,10 +149,15 @@ public struct HeartRateRecordMapper: Sendable {
                 if bpm == 0 {
                     gapPending = true   // no sample to carry them
                 } else {
-                    var cut = false
-                    for i in first..<rr.endIndex where !r.appendRR(rr[i]) { cut = true }
+                    // More than fit inline (only with a raised MTU): keep the newest — the ones
+                    // that can be placed back from the receipt time — and mark the gap before them.
+                    if rr.distance(from: first, to: rr.endIndex) > SampleRecord.maxRR {
+                        first = rr.index(rr.endIndex, offsetBy: -SampleRecord.maxRR)
+                        gap = true
+                    }
+                    for i in first..<rr.endIndex { r.appendRR(rr[i]) }
                     if gap { r.flags.insert(.rrPrecededByGap) }
-                    gapPending = cut
+                    gapPending = false
                 }
             } else {
                 gapPending = true

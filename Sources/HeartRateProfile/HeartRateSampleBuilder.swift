@@ -84,6 +84,7 @@ public struct HeartRateSampleBuilder: Sendable {
     private var window: [UInt16] = []
     private var windowTicks = 0
     private var windowStart: Date?
+    private var windowLast: Date?
 
     /// A builder for one strap.
     public init(source: Source = HeartRateSampleBuilder.bleSource, device: Device?, sensorLocation: HeartRateSensorLocation?) {
@@ -112,11 +113,14 @@ public struct HeartRateSampleBuilder: Sendable {
 
     private mutating func collectSDNN(_ rr: RRIntervals, receivedAt: Date, span: Duration) throws -> QuantitySample? {
         let ticks = rr.ticks.reduce(0) { $0 + Int($1) }
-        if rr.precededByGap || windowStart == nil {
+        // A gap, or a clock stepped backwards since the last beats (the window would end before
+        // it starts), begins a new window.
+        if rr.precededByGap || windowStart == nil || windowLast.map({ receivedAt < $0 }) ?? false {
             window.removeAll(keepingCapacity: true)
             windowTicks = 0
             windowStart = receivedAt.addingTimeInterval(-Double(ticks) / 1024)
         }
+        windowLast = receivedAt
         window += rr.ticks
         windowTicks += ticks
         let needed = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18

@@ -99,7 +99,8 @@ import Testing
 
     @Test func sdnnWindowsMatchLive() throws {
         // 400 notifications 1 s apart, one or two RR each (800–1250 ticks, deterministic noise);
-        // a 0xFFFF tick at #120, a 0-bpm reading at #230, a reconnect at #300: each starts a new window.
+        // a 0xFFFF tick at #120, a 0-bpm reading at #230, a reconnect at #300, the clock stepped
+        // back an hour at #350 (in the middle of a window): each starts a new window.
         var x: UInt64 = 0x2545F4914F6CDD1D
         func noise() -> UInt16 { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return UInt16(x % 450) }
         let table = SlotTable()
@@ -110,7 +111,7 @@ import Testing
         mapper.connectionStarted(); builder.connectionStarted()
         var mine: [(Double, Double, Double)] = [], live: [(Double, Double, Double)] = []
         for i in 0..<400 {
-            let t = 1_790_000_000.0 + Double(i)
+            let t = 1_790_000_000.0 + Double(i) - (i >= 350 ? 3600 : 0)
             if i == 300 { mapper.connectionStarted(); builder.connectionStarted(energyContinues: true) }
             var rr = [800 + noise()]
             if i % 3 == 0 { rr.append(800 + noise()) }
@@ -123,12 +124,28 @@ import Testing
             }
         }
         #expect(live.count >= 4, "the series should complete several 60 s windows")
+        #expect(mine.allSatisfy { $0.1 <= $0.2 }, "an SDNN window ends before it starts")
         #expect(mine.count == live.count)
         for (a, b) in zip(mine, live) {
             // Welford's running sums against the builder's two passes: equal to rounding.
             #expect(abs(a.0 - b.0) < 1e-9 && a.0 > 0, "SDNN \(a.0) vs \(b.0)")
             #expect(abs(a.1 - b.1) < 1e-6 && a.2 == b.2, "window [\(a.1), \(a.2)] vs [\(b.1), \(b.2)]")
         }
+    }
+
+    @Test func moreRRThanFitKeepTheNewestMarkedAsAfterAGap() throws {
+        let slots = try HeartRateRecordMapper.Slots(table: SlotTable(), source: StrapSource.source, device: nil)
+        var mapper = HeartRateRecordMapper(slots: slots)
+        mapper.connectionStarted()
+        var out: [SampleRecord] = []
+        for (k, rr) in [[UInt16](800..<812), [820], [830]].enumerated() {
+            let m = try Self.payload(bpm: 70, rr: rr).withUnsafeBytes { try HeartRateMeasurement.decode($0) }
+            mapper.map(m, at: 1_790_000_000 + Double(k) * 10) { out.append($0) }
+        }
+        // 12 intervals, 9 fit: the newest 9 (they end at the receipt time), after a gap.
+        #expect(out[0].rrTicks == Array(803..<812) && out[0].flags.contains(.rrPrecededByGap))
+        #expect(out[1].rrTicks == [820] && !out[1].flags.contains(.rrPrecededByGap))
+        #expect(out[2].rrTicks == [830] && !out[2].flags.contains(.rrPrecededByGap))
     }
 
     @Test func theDaemonsStrapPathStoresEnergyAndTheSensorLocation() async throws {
