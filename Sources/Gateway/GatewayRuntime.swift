@@ -43,6 +43,10 @@ public final class GatewayRuntime: Sendable {
         self.pipeline = try IngestPipeline(sink: try StoreSink(store: store, durability: durability), configuration: configuration)
         self.runner = SourceRunner(pipeline: pipeline, logger: logger)
         let log = logger
+        pipeline.onSyncFailure { reason in
+            log.error("the disk refused to sync the write-ahead log (\(reason)): the batches committed since the last good sync may be lost if the power fails now; committing with one fsync per batch from now on. Check the disk (dmesg, df) and the SD card.")
+            notifier.status("fsync failed: \(reason)")
+        }
         pipeline.onStallChange { reason in
             if let reason {
                 log.error("the store refused a batch and the writer is holding it: \(reason); sources keep running into their rings and overflow lists (see stats), and the writer retries")
@@ -97,6 +101,7 @@ public final class GatewayRuntime: Sendable {
         timer.schedule(deadline: .now() + .nanoseconds(tickNanos), repeating: .nanoseconds(tickNanos))
         let lastStatus = Mutex(ContinuousClock.now)
         let lastPrune = Mutex<ContinuousClock.Instant?>(nil)
+        let maintenance = DispatchQueue(label: "healthgate.maintenance")
         let (pipeline, logger, notifier, store, pruneEvery) = (self.pipeline, self.logger, self.notifier, self.store, tombstonePruneInterval)
         timer.setEventHandler {
             notifier.watchdog()
@@ -107,11 +112,15 @@ public final class GatewayRuntime: Sendable {
                 return true
             }
             if pruneDue {
-                do {
-                    let n = try store.pruneExpiredTombstones()
-                    if n > 0 { logger.info("removed \(n) change-feed tombstone(s) past their retention") }
-                } catch {
-                    logger.warning("could not remove expired change-feed tombstones: \(error); will retry in \(pruneEvery)")
+                // On a queue of its own: a slow delete (or a store held by another process) must
+                // not delay the watchdog pings and signal handling this queue serves.
+                maintenance.async {
+                    do {
+                        let n = try store.pruneExpiredTombstones()
+                        if n > 0 { logger.info("removed \(n) change-feed tombstone(s) past their retention") }
+                    } catch {
+                        logger.warning("could not remove expired change-feed tombstones: \(error); will retry in \(pruneEvery)")
+                    }
                 }
             }
             let due = lastStatus.withLock { last -> Bool in

@@ -74,7 +74,8 @@ public struct IngestStats: Sendable, Equatable, Codable {
     /// still failing. Zero after a clean stop.
     public var abandoned: UInt64 = 0
     /// Failed syncs of committed batches (group commit, ``SampleSink/sync()``): those batches
-    /// stay committed (a process crash cannot lose them) and the next sync covers them.
+    /// stay committed (a process crash cannot lose them) but may be lost if the power fails;
+    /// ``StoreSink`` then commits with one fsync each.
     public var failedSyncs: UInt64 = 0
     /// The last store failure, if the writer is currently stalled by one.
     public var stalledBy: String?
@@ -118,6 +119,7 @@ public final class IngestPipeline: @unchecked Sendable {
     private let rings = Mutex<[SampleRing]>([])
     private let observers = Mutex<[@Sendable (CommittedBatch) -> Void]>([])
     private let stateObserver = Mutex<(@Sendable (String?) -> Void)?>(nil)
+    private let syncObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let stopRequested = Atomic<Bool>(false)
     private let stopDeadlineNanos = Atomic<Int64>(0)
     private let started = Atomic<Bool>(false)
@@ -168,6 +170,13 @@ public final class IngestPipeline: @unchecked Sendable {
     /// and when it recovers (with nil).
     public func onStallChange(_ observer: @escaping @Sendable (String?) -> Void) {
         stateObserver.withLock { $0 = observer }
+    }
+
+    /// Called on the writer thread, with the reason, when the sink could not make committed
+    /// batches durable (``SampleSink/sync()`` failed): those batches may be lost if the power
+    /// fails; the sink has made later commits safe on its own.
+    public func onSyncFailure(_ observer: @escaping @Sendable (String) -> Void) {
+        syncObserver.withLock { $0 = observer }
     }
 
     /// Starts the writer thread (once).
@@ -248,10 +257,12 @@ public final class IngestPipeline: @unchecked Sendable {
         func syncCommitted() {
             do {
                 try sink.sync()
-                unsynced = false
             } catch {
+                // Reported once, not retried (see SampleSink.sync()): no spinning on a failing disk.
                 failedSyncs.add(1, ordering: .releasing)
+                syncObserver.withLock { $0 }?(error.description)
             }
+            unsynced = false
             lastSync = .now
         }
 

@@ -18,8 +18,10 @@ public protocol SampleSink: AnyObject, Sendable {
     /// Makes every batch written so far durable (survives a power cut), when ``write(_:slots:)``
     /// does not already do that per batch. The writer calls it whenever it has caught up (no
     /// sample waiting) after a commit, at least once per flush interval while it is behind, and
-    /// before it stops. A failure is reported, not retried: the batches stay committed and the
-    /// next call syncs them.
+    /// before it stops. A failure is reported once (``IngestPipeline/onSyncFailure(_:)``) and not
+    /// retried — after a failed fsync the kernel may already have dropped the unwritten pages —
+    /// so the sink must make later commits safe on its own (``StoreSink`` switches to one fsync
+    /// per commit).
     func sync() throws(SinkError)
 
     /// Writes `records` with their extras in ONE transaction, or nothing: each record flagged

@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import HealthModel
 import HealthStore
+import Synchronization
 
 /// The production sink: commits each batch into a ``HealthStore`` in one transaction through
 /// cached prepared inserts of ``rowsPerStatement`` rows each (the remainder one by one) — the
@@ -41,15 +42,17 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
         public var synchronousPragma: String { self == .group ? "NORMAL" : "FULL" }
     }
 
-    /// The durability mode.
-    public let durability: Durability
+    /// The durability mode: the one asked for, until a failed sync switches group commit to
+    /// ``Durability/everyCommit`` for good (see ``sync()``).
+    public var durability: Durability { mode.withLock { $0 } }
+    private let mode: Mutex<Durability>
 
     /// A sink writing into `store` with `durability` (see ``Durability``; group commit unless
     /// told otherwise). It sets the store connection's `synchronous` pragma to match.
     /// - Throws: ``SinkError`` when the pragma cannot be set.
     public init(store: HealthStore, durability: Durability = .group) throws(SinkError) {
         self.store = store
-        self.durability = durability
+        self.mode = Mutex(durability)
         do { try store.withConnection { try $0.execute("PRAGMA synchronous=\(durability.synchronousPragma)") } } catch {
             throw SinkError(.io, "cannot set synchronous=\(durability.synchronousPragma) on \(store.path): \(error)")
         }
@@ -57,13 +60,26 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
 
     /// With group commit, fsyncs the WAL (through SQLite's own file handle for it), making every
     /// committed batch durable. Nothing to do with ``Durability/everyCommit``.
+    ///
+    /// A failed fsync is not retried: Linux may mark the pages it could not write as clean and
+    /// report the error only once, so a later fsync can succeed without them. The sink switches
+    /// to ``Durability/everyCommit`` (`synchronous=FULL`) for the rest of its life — each commit
+    /// then fails itself if the disk does, and the writer stalls and reports as for any failed
+    /// commit — and throws, so the failure is reported. Batches committed since the last good
+    /// sync may not be on the disk if the power fails.
     public func sync() throws(SinkError) {
         guard durability == .group else { return }
-        do { try store.withConnection { try $0.syncJournal() } } catch let e as StoreError {
-            throw SinkError(Self.kind(of: e), "syncing the write-ahead log of \(store.path): \(e)")
+        var failure: SinkError
+        do { try store.withConnection { try $0.syncJournal() }; return } catch let e as StoreError {
+            failure = SinkError(Self.kind(of: e), "syncing the write-ahead log of \(store.path): \(e)")
         } catch {
-            throw SinkError(.io, "syncing the write-ahead log of \(store.path): \(error)")
+            failure = SinkError(.io, "syncing the write-ahead log of \(store.path): \(error)")
         }
+        mode.withLock { $0 = .everyCommit }
+        do { try store.withConnection { try $0.execute("PRAGMA synchronous=FULL") } } catch {
+            failure.message += "; switching to synchronous=FULL failed too: \(error)"
+        }
+        throw failure
     }
 
     /// Rows per multi-row insert statement (``StoreWriter/insertSQL(rows:)``); a batch's

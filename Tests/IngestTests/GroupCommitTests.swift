@@ -61,6 +61,37 @@ import Testing
         #expect(final.failedSyncs == 0)
     }
 
+    /// A sink whose disk refuses every fsync.
+    final class FailingSyncSink: SampleSink, @unchecked Sendable {
+        let syncs = Mutex(0)
+        let writes = Mutex(0)
+        func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) { writes.withLock { $0 += 1 } }
+        func sync() throws(SinkError) {
+            syncs.withLock { $0 += 1 }
+            throw SinkError(.io, "injected EIO")
+        }
+    }
+
+    @Test func aFailedSyncIsReportedOnceNotSpunOn() async throws {
+        let sink = FailingSyncSink()
+        let reports = Mutex<[String]>([])
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20)))
+        p.onSyncFailure { reason in reports.withLock { $0.append(reason) } }
+        let ring = try p.makeRing(name: "t")
+        p.start()
+        ring.push(record(1))
+        #expect(await eventually { reports.withLock { $0.count } == 1 })
+        // Idle for a while: the writer must not keep calling sync() on a failing disk (after a
+        // failed fsync Linux may already have dropped the pages; a retry proves nothing).
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(sink.syncs.withLock { $0 } == 1)
+        ring.push(record(2))   // a new commit: one new attempt, reported again
+        #expect(await eventually { sink.writes.withLock { $0 } == 2 && reports.withLock { $0.count } == 2 })
+        let final = await offThread { p.stop() }
+        #expect(final.failedSyncs == 2 && final.committed == 2)
+        #expect(reports.withLock { $0 }.allSatisfy { $0.contains("injected EIO") })
+    }
+
     @Test(arguments: [(StoreSink.Durability.group, Int64(1)), (.everyCommit, 2)])
     func storeSinkSetsThePragmaItsModePromises(mode: StoreSink.Durability, synchronous: Int64) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
