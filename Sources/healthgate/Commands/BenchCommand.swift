@@ -29,7 +29,7 @@ struct BenchCommand: ParsableCommand {
             end to end  notifications decoded, pushed, drained and committed (daemon
                         defaults, group commit) vs the raw C-API ceiling (same rows
                         prebuilt, same statements, schema, indexes, durability):
-                        ratio, goal >= 0.85, best of --rounds interleaved rounds
+                        ratio, goal >= 0.85, medians of --rounds interleaved rounds
             python      Benchmarks/python/logger.py (decode, INSERT + COMMIT per
                         notification) and batched.py (decode, executemany, 1,000 per
                         transaction) at matching durability: every-commit vs the
@@ -44,7 +44,7 @@ struct BenchCommand: ParsableCommand {
 
             Examples:
               swift build -c release && .build/release/healthgate bench --json
-              .build/release/healthgate bench --only e2e python --rounds 5
+              .build/release/healthgate bench --only e2e python --rounds 9
             """)
 
     @Option(help: "Samples for the end-to-end runs.")
@@ -62,8 +62,8 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "When committed batches reach the disk: group (one fsync once the writer has caught up, at least every flush interval) or every-commit (synchronous=FULL).")
     var durability: StoreSink.Durability = .group
 
-    @Option(help: "Interleaved rounds of the end-to-end and raw-ceiling runs; the best of each is compared (noisy machines).")
-    var rounds: Int = 3
+    @Option(help: "Runs of every throughput figure (end to end, ceiling, each Python script); the medians are compared, so one lucky or unlucky run on a noisy machine does not decide a ratio.")
+    var rounds: Int = 5
 
     @Option(name: .customLong("only"), parsing: .upToNextOption,
             help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency.", valueName: "part"))
@@ -116,16 +116,18 @@ struct BenchCommand: ParsableCommand {
 
             var e2e = 0.0
             if parts.contains(.e2e) || parts.contains(.python) {
-            say("== end to end (\(samples) heart-rate notifications with RR, batches of 1,000, \(durability.rawValue) durability, best of \(rounds) interleaved rounds)")
+            say("== end to end (\(samples) heart-rate notifications with RR, batches of 1,000, \(durability.rawValue) durability, median of \(rounds) interleaved rounds)")
             let work = Bench.Notifications(count: samples)
-            var raw = 0.0
+            var pipelineRuns: [Double] = [], rawRuns: [Double] = []
             for round in 1...rounds {
                 let e = try Bench.endToEnd(work, path: dir + "/e2e-\(round).sqlite", durability: durability)
                 let r = try Bench.rawCeiling(work, path: dir + "/raw-\(round).sqlite", durability: durability)
                 if rounds > 1 { say(String(format: "  round %d: pipeline %.0f samples/s, raw %.0f rows/s (%.2f)", round, e, r, e / r)) }
-                e2e = max(e2e, e)
-                raw = max(raw, r)
+                pipelineRuns.append(e)
+                rawRuns.append(r)
             }
+            e2e = Bench.median(pipelineRuns)
+            let raw = Bench.median(rawRuns)
             let ratio = e2e / raw
             say(String(format: "  pipeline (decode, ring, writer, commit)  %.0f samples/s", e2e))
             say("  raw C-API ceiling (same rows, statements, indexes, foreign keys and fsyncs (\(durability.rawValue));")
@@ -138,7 +140,7 @@ struct BenchCommand: ParsableCommand {
             }
 
             if parts.contains(.python) {
-            // Each script gets as many tries as HealthGate's figure (best of --rounds). Compared at
+            // Each script gets as many runs as HealthGate's figure (the median of --rounds). Compared at
             // matching durability, and the goal ratio is the lower of the two pairs:
             //   every-commit (an fsync in every COMMIT)  vs the scripts as written (SQLite's default FULL)
             //   group commit (a few fsyncs a second)     vs the scripts at NORMAL (no fsync at all:
@@ -149,18 +151,18 @@ struct BenchCommand: ParsableCommand {
             let work = Bench.Notifications(count: samples)
             pipelineRate[other] = try (1...rounds).map { round in
                 try Bench.endToEnd(work, path: dir + "/e2e-\(other.rawValue)-\(round).sqlite", durability: other)
-            }.max()
+            }.median
             let group = pipelineRate[.group] ?? 0, full = pipelineRate[.everyCommit] ?? 0
             out["e2eGroupSamplesPerSecond"] = group
             out["e2eEveryCommitSamplesPerSecond"] = full
-            say(String(format: "  HealthGate  %.0f samples/s with group commit, %.0f with every-commit (best of %d)", group, full, rounds))
+            say(String(format: "  HealthGate  %.0f samples/s with group commit, %.0f with every-commit (medians of %d)", group, full, rounds))
             let template = dir + "/template.sqlite"
             _ = try Bench.prepareDatabase(template)
             func script(_ name: String, rows: Int, tries: Int, synchronous: String) -> Double? {
                 (0..<tries).compactMap { _ in
                     Bench.python(script: pythonDir + "/" + name, template: template, rows: rows, work: dir,
                                  environment: ["HG_BENCH_SYNCHRONOUS": synchronous])
-                }.max()
+                }.median
             }
             for (name, label, key, rows, tries, goal) in [("logger.py", "per-notification INSERT+COMMIT", "pythonLogger", loggerRows, rounds, 20.0),
                                                           ("batched.py", "batched executemany (1,000/txn)", "pythonBatched", samples, rounds, 3.0)] {
@@ -557,7 +559,19 @@ enum Bench {
         return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
     }
 
+    /// The median of `xs` (the mean of the middle two for an even count; 0 for none).
+    static func median(_ xs: [Double]) -> Double {
+        let s = xs.sorted()
+        guard !s.isEmpty else { return 0 }
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
+}
+
+extension Array where Element == Double {
+    /// The median (nil for an empty array), for the benchmark's repeated runs.
+    var median: Double? { isEmpty ? nil : Bench.median(self) }
 }
