@@ -22,7 +22,21 @@ public protocol IngestSource: Sendable {
 /// source registers a hook that closes its file descriptor, which wakes a blocked `read`).
 public final class IngestStop: Sendable {
     private let raised = Atomic<Bool>(false)
-    private let hooks = Mutex<[@Sendable () -> Void]>([])
+    private let hooks = Mutex<(next: Int, byID: [Int: @Sendable () -> Void])>((0, [:]))
+
+    /// A hook registered with ``onRaise(_:)``. Cancel it when the thing it would stop has ended
+    /// on its own (a connection that closed), so a daemon reconnecting for months does not pile
+    /// up hooks holding dead connections.
+    public struct Hook: Sendable {
+        fileprivate let id: Int
+        fileprivate let stop: IngestStop
+
+        /// Removes the hook; it will not run. Harmless after stop was raised.
+        public func cancel() { _ = stop.hooks.withLock { $0.byID.removeValue(forKey: id) } }
+    }
+
+    /// Hooks waiting for stop (tests check cancelled ones are gone).
+    var pendingHooks: Int { hooks.withLock { $0.byID.count } }
 
     /// A signal not yet raised.
     public init() {}
@@ -33,17 +47,29 @@ public final class IngestStop: Sendable {
     /// Requests stop and runs every hook (once).
     public func raise() {
         guard !raised.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        for h in hooks.withLock({ list in let l = list; list = []; return l }) { h() }
+        let pending = hooks.withLock { h in
+            let list = h.byID.sorted { $0.key < $1.key }.map(\.value)
+            h.byID = [:]
+            return list
+        }
+        for h in pending { h() }
     }
 
-    /// Runs `hook` when stop is raised (at once if it already was).
-    public func onRaise(_ hook: @escaping @Sendable () -> Void) {
-        let now = hooks.withLock { list -> Bool in
-            if raised.load(ordering: .acquiring) { return true }
-            list.append(hook)
-            return false
+    /// Runs `hook` when stop is raised (at once if it already was). Cancel the returned
+    /// ``Hook`` once `hook` has nothing left to stop.
+    @discardableResult
+    public func onRaise(_ hook: @escaping @Sendable () -> Void) -> Hook {
+        let id = hooks.withLock { h -> Int? in
+            if raised.load(ordering: .acquiring) { return nil }
+            h.next += 1
+            h.byID[h.next] = hook
+            return h.next
         }
-        if now { hook() }
+        guard let id else {
+            hook()
+            return Hook(id: -1, stop: self)
+        }
+        return Hook(id: id, stop: self)
     }
 
     /// Sleeps up to `duration`, returning early (true) if stop is raised meanwhile.

@@ -124,7 +124,8 @@ public struct PedometerSource: IngestSource {
                 feeder.withLock { $0.finish(at: Date()) }
             }
         }
-        stop.onRaise { reader.stop() }
+        let hook = stop.onRaise { reader.stop() }
+        defer { hook.cancel() }
         reader.wait()
         port.close()
         if stop.isRaised { return }

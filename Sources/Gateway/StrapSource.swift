@@ -92,7 +92,8 @@ public struct StrapSource: IngestSource {
         let bearer = try connect(stop)
         let ended = DispatchSemaphore(value: 0)
         let client = GATTClient(bearer: bearer, transactionTimeout: .seconds(10), onDisconnect: { _ in ended.signal() })
-        stop.onRaise { client.close() }
+        let hook = stop.onRaise { client.close() }
+        defer { hook.cancel() }   // this connection is over: the hook must not keep it alive
         counters.connections.add(1, ordering: .relaxed)
         let setupError = Mutex<(any Error)?>(nil)
         let setupDone = DispatchSemaphore(value: 0)

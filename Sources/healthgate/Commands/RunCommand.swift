@@ -99,7 +99,8 @@ struct RunCommand: ParsableCommand {
                                                                              addressType: target.addressType.rawValue) },
                                            onBattery: { registry.battery(local, level: $0, at: $1) }) { stop in
                     let cancel = BluetoothLinux.StopSignal()
-                    stop.onRaise { cancel.trigger() }
+                    let hook = stop.onRaise { cancel.trigger() }
+                    defer { hook.cancel() }   // connected or failed: nothing left to cancel
                     return try connector(target, cancel)
                 })
             }

@@ -1,0 +1,47 @@
+import Foundation
+import HealthGateTesting
+import Ingest
+import Synchronization
+import Testing
+@testable import Gateway
+
+/// The stop signal's hooks: each runs once at stop, a cancelled one never, and a connection that
+/// ended leaves none behind (a daemon reconnecting for months must not pile up dead connections).
+@Suite struct IngestStopTests {
+    @Test func hooksRunOnceAtStopAndCancelledOnesNever() {
+        let stop = IngestStop()
+        let ran = Mutex<[Int]>([])
+        let first = stop.onRaise { ran.withLock { $0.append(1) } }
+        let second = stop.onRaise { ran.withLock { $0.append(2) } }
+        for _ in 0..<1_000 { stop.onRaise { ran.withLock { $0.append(-1) } }.cancel() }
+        second.cancel()
+        #expect(stop.pendingHooks == 1)
+        stop.raise()
+        stop.raise()
+        #expect(ran.withLock { $0 } == [1])
+        first.cancel()   // harmless after the fact
+        stop.onRaise { ran.withLock { $0.append(3) } }   // after stop: runs at once
+        #expect(ran.withLock { $0 } == [1, 3])
+        #expect(stop.pendingHooks == 0)
+    }
+
+    @Test func aStrapConnectionThatEndedLeavesNoHook() async throws {
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let source = StrapSource(name: "strap", localIdentifier: "AA:BB:CC:DD:EE:04", reconnects: false) { _ in
+            try strap.connectSocketPair()
+        }
+        let pipeline = try IngestPipeline(sink: RecordingSink())
+        let ring = try pipeline.makeRing(name: "t")
+        let stop = IngestStop()
+        let ended = Mutex(false)
+        Thread {
+            _ = try? source.run(into: ring, slots: pipeline.slots, stop: stop)
+            ended.withLock { $0 = true }
+        }.start()
+        #expect(await eventually { strap.notifyHeartRate([0x06, 70]) })   // subscribed: the connection is up
+        #expect(stop.pendingHooks == 1)
+        strap.disconnect()
+        #expect(await eventually { ended.withLock { $0 } })
+        #expect(stop.pendingHooks == 0)
+    }
+}
