@@ -18,14 +18,17 @@ struct RunCommand: ParsableCommand {
             Reads a TOML configuration (samples/healthgate.toml documents every key): the straps \
             to keep connected, the pedometer match rules, the database path, batch and ring sizes. \
             Straps reconnect with backoff and get notifications re-enabled after every reconnect; \
-            pedometers are opened when they appear and released when they vanish. A strap given \
-            by `socket = "/path"` instead of `address` is reached over a Unix-domain socket that \
+            pedometers are opened when they appear and released when they vanish. From each strap \
+            it stores what `live` stores (heart rate with contact, body sensor location and RR \
+            intervals, energy expended, SDNN) and keeps `healthgate devices` current (battery, \
+            last seen). A strap given by `socket = "/path"` instead of `address` is reached over a Unix-domain socket that \
             carries its ATT channel (a BLE proxy, a remote radio, or `healthgate simulate` for \
             exercising the daemon without hardware; docs/simulation.md).
 
             systemd: with Type=notify the daemon reports readiness, pings the watchdog (at half \
-            of WatchdogSec) and keeps STATUS= current. Logs go to stderr, one line per event, \
-            which journald keeps. SIGTERM or SIGINT stops the sources, commits everything held \
+            of WatchdogSec) and keeps STATUS= current ("N/M straps subscribed, K pedometer(s) \
+            open; …"). Logs go to stderr, one line per event; under systemd each line carries its \
+            syslog priority for journald. SIGTERM or SIGINT stops the sources, commits everything held \
             and exits 0. A SIGKILL or power cut loses at most the samples of one flush window \
             (docs/ingestion.md); the database stays sound.
 
