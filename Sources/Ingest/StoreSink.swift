@@ -85,6 +85,8 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     /// Rows per multi-row insert statement (``StoreWriter/insertSQL(rows:)``); a batch's
     /// remainder goes through the one-row statement.
     public static let rowsPerStatement = 50
+    /// The multi-row insert's SQL, built once (the statement cache is keyed by it).
+    private static let manyRowsSQL = StoreWriter.insertSQL(rows: rowsPerStatement)
 
     public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
         try write(records, slots: slots, attachments: .none)
@@ -108,7 +110,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
         do {
             try store.write { w in
                 // Raw binds on cached statements: this loop is the ingest fast path.
-                let many = try w.connection.prepare(StoreWriter.insertSQL(rows: Self.rowsPerStatement)).handle
+                let many = try w.connection.prepare(Self.manyRowsSQL).handle
                 let one = try w.connection.prepare(StoreWriter.insertSQL).handle
                 let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
                 // Slot -> row id, resolved once per batch (arrays, not dictionaries).

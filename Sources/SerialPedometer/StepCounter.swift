@@ -323,20 +323,28 @@ public struct StepCounter: Sendable {
         }
     }
 
+    /// The timing rule of every emitted interval: a clock that went back makes it zero-length at
+    /// the new time, a span over ``CounterConfiguration/longGap`` is counted; either way the
+    /// interval is marked as timing-uncertain (the returned value).
+    private mutating func checkTiming(start: inout Double, end: Double, into out: inout CounterOutput) -> Bool {
+        if end < start {
+            out.events.append(.clockWentBack(seconds: start - end))
+            start = end
+            return true
+        }
+        if end - start > configuration.longGap {
+            state.tally.longGaps += 1
+            out.events.append(.longGap(seconds: end - start))
+            return true
+        }
+        return false
+    }
+
     /// Emits `delta` steps over [b, next] and makes `next` the baseline.
     private mutating func emit(_ delta: UInt64, from b: CounterState.Baseline, to next: CounterState.Baseline,
                                into out: inout CounterOutput) {
         var (start, end, _) = span(from: b, deviceTime: next.deviceTime, receivedAt: next.receivedAt)
-        var uncertain = false
-        if end < start {
-            out.events.append(.clockWentBack(seconds: start - end))
-            start = end
-            uncertain = true
-        } else if end - start > configuration.longGap {
-            state.tally.longGaps += 1
-            out.events.append(.longGap(seconds: end - start))
-            uncertain = true
-        }
+        let uncertain = checkTiming(start: &start, end: end, into: &out)
         let id = "serial:\(configuration.deviceID):\(state.segment):\(next.boot ?? b.boot ?? "-"):\(key(b))-\(key(next)):\(b.count)-\(next.count)"
         out.samples.append(StepInterval(steps: delta, start: Date(timeIntervalSince1970: start),
                                         end: Date(timeIntervalSince1970: end), syncIdentifier: id,
@@ -502,16 +510,7 @@ public struct StepCounter: Sendable {
             out.events.append(.implausible(steps: d, seconds: seconds))
             return out
         }
-        var uncertain = false
-        if end < start {
-            out.events.append(.clockWentBack(seconds: start - end))
-            start = end
-            uncertain = true
-        } else if end - start > configuration.longGap {
-            state.tally.longGaps += 1
-            out.events.append(.longGap(seconds: end - start))
-            uncertain = true
-        }
+        let uncertain = checkTiming(start: &start, end: end, into: &out)
         let from = previous.map(key) ?? "-"
         let id = "serial:\(configuration.deviceID):\(state.segment):\(r.boot ?? "-"):d\(from)-\(key(next)):\(d)"
         out.samples.append(StepInterval(steps: d, start: Date(timeIntervalSince1970: start),
