@@ -1,3 +1,4 @@
+import Foundation
 import GATT
 import HealthGateTesting
 import Testing
@@ -58,15 +59,18 @@ import Testing
         let (clientEnd, serverEnd) = InMemoryATTBearer.makePair()
         let client = GATTClient(bearer: clientEnd)
         defer { client.close() }
-        let server = Task.detached {
+        // The peer blocks in receive: on a thread of its own, never on a cooperative thread the
+        // client's read may need (CI machines have two).
+        let served = DispatchSemaphore(value: 0)
+        Thread {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 600, alignment: 8)
-            defer { buffer.deallocate() }
-            _ = try serverEnd.receive(into: buffer)
-            try serverEnd.send([0x13])  // a Write Response to a Read Request
-        }
+            defer { buffer.deallocate(); served.signal() }
+            _ = try? serverEnd.receive(into: buffer)
+            try? serverEnd.send([0x13])  // a Write Response to a Read Request
+        }.start()
         await #expect(throws: GATTError.protocolViolation("a Read Request was answered with a Write Response")) {
             _ = try await client.read(handle: 3)
         }
-        try await server.value
+        #expect(served.wait(timeout: .now() + 30) == .success)
     }
 }

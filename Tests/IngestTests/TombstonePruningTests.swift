@@ -25,10 +25,12 @@ import Testing
         let runtime = try GatewayRuntime(store: store, configuration: IngestConfiguration(),
                                          tombstonePruneInterval: .seconds(1), logger: Logger(label: "test"),
                                          notifier: SystemdNotifier(environment: [:]))
-        let done = Task.detached { try runtime.run(sources: []) }
+        // `run` blocks until stopped: on a thread of its own, never on one of the cooperative
+        // pool's (two on a 2-core CI machine) that `eventually` needs to get to `requestStop`.
+        let done = Task { await offThread { Result { try runtime.run(sources: []) } } }
         let pruned = await eventually { (try? store.changeFeedStatus().tombstoneCount) == 0 }
         runtime.requestStop(reason: "test")
-        _ = try await done.value
+        _ = try await done.value.get()
         #expect(pruned, "the tombstones past their one-second retention are still there")
     }
 }
