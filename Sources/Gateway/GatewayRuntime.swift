@@ -72,10 +72,18 @@ public final class GatewayRuntime: Sendable {
     /// the sources, drains and commits everything, and returns the final counters. Every
     /// `statusInterval` a status line goes to the log and to systemd (`STATUS=`), prefixed with
     /// what `devices` says ("9/10 straps subscribed, 4 pedometers open").
+    ///
+    /// Blocks the calling thread until stopped, so call it from a thread of its own, never from
+    /// a Swift concurrency task: strap sources set up their GATT connections with async work on
+    /// the cooperative pool (as many threads as cores, one on a single-core board), and a pool
+    /// thread held here could leave no strap subscribed and the stop waiting forever. A call
+    /// from a task is a programming error and stops the process with that message.
     public func run(sources: [any IngestSource], duration: Duration? = nil, endWhenSourcesEnd: Bool = false,
                     statusInterval: Duration = .seconds(60), started: (() -> Void)? = nil,
                     status: (@Sendable (IngestStats) -> Void)? = nil,
                     devices: (@Sendable () -> String)? = nil) throws -> IngestStats {
+        precondition(withUnsafeCurrentTask { $0 == nil },
+                     "GatewayRuntime.run blocks until stopped: call it from a thread of its own, not from a Swift concurrency task (it would hold a cooperative thread the strap sources' setup needs)")
         // Signals arrive on a dispatch queue instead of interrupting arbitrary threads.
         let queue = DispatchQueue(label: "healthgate.signals")
         var signalSources: [any DispatchSourceSignal] = []

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `healthgate` command: pairs wearable sensors, captures their data and queries the store.
 @main
@@ -49,4 +50,41 @@ struct HealthGate: AsyncParsableCommand {
             TombstonesCommand.self,
 
         ])
+
+    /// Parses the command line and runs the command. Synchronous commands (`run`, `demo`,
+    /// `replay`, `watch`, `serial watch`, `bench`, …) block their thread for as long as they
+    /// run, so they get a thread of their own: on one of Swift concurrency's cooperative threads
+    /// — as many as the machine has cores, one on a single-core board — they would starve the
+    /// async work they start themselves (a strap's GATT setup in `run` and `demo` awaits
+    /// on that pool), and the daemon would never subscribe a strap.
+    static func main() async {
+        do {
+            let command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try await CommandBox(command).runOnOwnThread()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// Hands a parsed synchronous command to the thread that runs it: parsed on one thread, then
+/// used only by the other.
+private final class CommandBox: @unchecked Sendable {
+    private var command: any ParsableCommand
+    init(_ command: any ParsableCommand) { self.command = command }
+
+    /// Runs the command on a new thread with the main thread's stack size and returns (or
+    /// throws) what it did, holding no cooperative thread meanwhile.
+    func runOnOwnThread() async throws {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            let thread = Thread { c.resume(with: Result { try self.command.run() }) }
+            thread.name = "healthgate-command"
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
 }

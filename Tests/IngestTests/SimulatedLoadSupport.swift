@@ -25,13 +25,15 @@ func shortTempDirectory(_ tag: String) -> String {
     "/tmp/hg-\(tag)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
 }
 
-/// Writes `load`'s configuration (with `flushMs`) beside `db` and starts `healthgate run` on it.
-func startRun(_ load: SimulatedLoad, db: String, flushMs: Int = 250) throws -> (child: Child, config: String) {
+/// Writes `load`'s configuration (with `flushMs`) beside `db` and starts `healthgate run` on it,
+/// with `environment` added to the child's.
+func startRun(_ load: SimulatedLoad, db: String, flushMs: Int = 250,
+              environment: [String: String] = [:]) throws -> (child: Child, config: String) {
     let dir = (db as NSString).deletingLastPathComponent
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     let config = dir + "/sim-\(UUID().uuidString.prefix(8)).toml"
     try load.configuration(flushIntervalMs: flushMs, statusInterval: 1).write(toFile: config, atomically: true, encoding: .utf8)
-    return (try Child(["run", "--config", config, "--db", db]), config)
+    return (try Child(["run", "--config", config, "--db", db], environment: environment), config)
 }
 
 /// Opens the store at `path` for reading counts.
