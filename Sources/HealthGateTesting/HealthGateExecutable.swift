@@ -1,4 +1,8 @@
 import Foundation
+import Synchronization
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// The built `healthgate` executable, for tests that run the real command line as a child
 /// process, and a way to run it to completion.
@@ -35,9 +39,11 @@ public enum HealthGateExecutable {
     /// Runs `healthgate arguments…` to completion: stdin from `stdin` (or /dev/null, never a
     /// terminal), the environment of this process with `environment` added and `removing`
     /// removed, both output pipes read at once so a chatty child never blocks on a full pipe.
-    /// Blocks the calling thread; from async tests call it off the cooperative pool.
+    /// Blocks the calling thread; from async tests call it off the cooperative pool. A child
+    /// still running after `timeout` is killed with SIGKILL (status 9, and stderr says so), so a
+    /// hanging command fails its test instead of hanging the run.
     public static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
-                           stdin: Data? = nil) throws -> Result {
+                           stdin: Data? = nil, timeout: Duration = .seconds(300)) throws -> Result {
         guard let url else { throw NotBuilt() }
         let p = Process()
         p.executableURL = url
@@ -56,14 +62,36 @@ public enum HealthGateExecutable {
             input.fileHandleForWriting.write(stdin)
             try input.fileHandleForWriting.close()
         }
+        let pid = p.processIdentifier
+        let killedForTime = KillSwitch()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeout / .milliseconds(1)))) {
+            killedForTime.fire(pid)
+        }
         let errData = ErrBox()
         let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
         reader.start()
         let o = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         let e = errData.wait()
+        let killed = killedForTime.disarm()
         return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                      stderr: String(decoding: e, as: UTF8.self))
+                      stderr: String(decoding: e, as: UTF8.self)
+                          + (killed ? "\n[test: still running after \(timeout); killed with SIGKILL]\n" : ""))
+    }
+
+    /// Kills the child once, unless the run ended first.
+    private final class KillSwitch: Sendable {
+        private let state = Mutex<(armed: Bool, fired: Bool)>((true, false))
+        func fire(_ pid: pid_t) {
+            let go = state.withLock { s -> Bool in
+                guard s.armed else { return false }
+                s.fired = true
+                return true
+            }
+            if go { kill(pid, SIGKILL) }
+        }
+        /// Stops a later `fire`; returns whether it fired already.
+        func disarm() -> Bool { state.withLock { s in s.armed = false; return s.fired } }
     }
 
     private final class ErrBox: @unchecked Sendable {

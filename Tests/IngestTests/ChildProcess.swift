@@ -42,9 +42,18 @@ final class Child: @unchecked Sendable {
 
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
-    /// Waits for exit and returns the status (128+signal when killed by one).
-    func wait() -> Int32 {
-        process.waitUntilExit()
+    /// Waits for exit and returns the status (128+signal when killed by one). A child still
+    /// running after `seconds` (a hang: nothing here takes that long) is killed with SIGKILL and
+    /// the status says so (137), so a broken test fails instead of hanging CI. Polls: Foundation's
+    /// `waitUntilExit` spins a core off the main thread.
+    func wait(seconds: Double = 120) -> Int32 {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning {
+            err.append(Data("\n[test: still running after \(seconds) s; killed with SIGKILL]\n".utf8))
+            kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { usleep(20_000) }
+        }
         usleep(100_000)   // let the pipes' last bytes arrive
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
