@@ -27,8 +27,41 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-log.txt; then
 fi
 rm -f .build-log.txt
 
+# A test that hangs must fail this run with its stacks, not run into CI's 90-minute limit with
+# nothing to show: each pass below has a watchdog (a normal pass takes 1-3 minutes) that prints
+# every thread's stack of the test process (gdb) and kills it.
+watchdog_seconds=${TEST_WATCHDOG_SECONDS:-1200}
+run_tests() {  # run_tests LABEL [ENV=VALUE…]: swift test --skip-build under the watchdog
+  local label=$1; shift
+  env "$@" swift test --skip-build 2>&1 &
+  local pid=$! waited=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5; waited=$((waited + 5))
+    if [ "$waited" -ge "$watchdog_seconds" ]; then
+      echo "== $label: still running after $watchdog_seconds s: a test hangs. Stacks of the test process:"
+      for t in $(pgrep -f "HealthGatePackageTests.xctest" || true); do
+        gdb -p "$t" -batch -ex "thread apply all bt 30" 2>/dev/null | grep -E "^Thread|^#" | grep -vE " in (__|_dispatch|start_thread|clone)" || true
+      done
+      pkill -9 -f "HealthGatePackageTests.xctest" || true
+      pkill -9 -f "$(swift build --show-bin-path)/healthgate " || true   # its children
+      kill -9 "$pid" 2>/dev/null || true
+      echo "== $label: killed after $watchdog_seconds s (TEST_WATCHDOG_SECONDS)"; return 1
+    fi
+  done
+  wait "$pid"
+}
+
 echo "== unit and integration tests"
-swift test --skip-build 2>&1
+run_tests "tests"
+
+# The same tests with a one-thread cooperative pool (Tests/Support/one-cpu-pool.c makes
+# sysconf report one CPU, as on a single-core board; children inherit it): code that blocks a
+# pool thread while waiting for other async work deadlocks here every time, instead of only
+# when a 2-core CI machine schedules unluckily. About 30 s.
+echo "== the tests again with a one-thread cooperative pool"
+shim="$PWD/.build/one-cpu-pool.so"
+cc -shared -fPIC -O2 -o "$shim" Tests/Support/one-cpu-pool.c -ldl
+run_tests "tests with a one-thread pool" LD_PRELOAD="$shim"
 
 # ---- Real-stack harness (issue 4): healthgate against the real Linux Bluetooth stack in a QEMU/TCG
 # guest and an independent Bumble strap, plus the serial hot-plug scenarios (docs/realstack.md).
