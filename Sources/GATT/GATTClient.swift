@@ -52,6 +52,8 @@ public final class GATTClient: Sendable {
     private let state: Mutex<State>
     private let unsolicited = Atomic<Int>(0)
     private let delivered = Atomic<Int>(0)
+    /// Entered before the reader thread starts, left when it returns.
+    private let reader = DispatchGroup()
 
     /// Creates the client and starts its reader thread.
     /// - Parameters:
@@ -68,9 +70,21 @@ public final class GATTClient: Sendable {
         var s = State()
         s.onDisconnect = onDisconnect
         self.state = Mutex(s)
-        let thread = Thread { [self] in self.readLoop() }
+        reader.enter()
+        let thread = Thread { [self] in
+            defer { reader.leave() }
+            self.readLoop()
+        }
         thread.name = "gatt-reader"
         thread.start()
+    }
+
+    /// Waits until the reader thread has returned: from then on no notification handler of this
+    /// client runs again, so what the handlers touched can be handed to the next connection.
+    /// The reader returns once the link has ended — call ``close()`` first, or wait for the
+    /// disconnect handler. Never call it from a notification handler (the reader thread itself).
+    public func waitForReaderToEnd() {
+        reader.wait()
     }
 
     /// The MTU in effect (23 until an exchange raised it).

@@ -31,8 +31,9 @@ public struct StrapSource: IngestSource {
     private let mapper = MapperBox()
 
     /// The record mapper, kept across connections (energy continues over an outage). Touched
-    /// only by the GATT reader thread of the current connection — one at a time — and by
-    /// setup before it subscribes.
+    /// only by the GATT reader thread of the current connection and by setup before it
+    /// subscribes: a connection's `run` returns only after its reader thread has ended, so two
+    /// connections never touch it at once.
     final class MapperBox: @unchecked Sendable {
         var mapper: HeartRateRecordMapper?
     }
@@ -93,7 +94,12 @@ public struct StrapSource: IngestSource {
         let ended = DispatchSemaphore(value: 0)
         let client = GATTClient(bearer: bearer, transactionTimeout: .seconds(10), onDisconnect: { _ in ended.signal() })
         let hook = stop.onRaise { client.close() }
-        defer { hook.cancel() }   // this connection is over: the hook must not keep it alive
+        defer {
+            hook.cancel()   // this connection is over: the hook must not keep it alive
+            // The mapper goes to the next connection: this one's reader must be done with it.
+            client.close()
+            client.waitForReaderToEnd()
+        }
         counters.connections.add(1, ordering: .relaxed)
         let setupError = Mutex<(any Error)?>(nil)
         let setupDone = DispatchSemaphore(value: 0)
@@ -115,7 +121,6 @@ public struct StrapSource: IngestSource {
         counters.subscribed.store(true, ordering: .relaxed)
         ended.wait()
         counters.subscribed.store(false, ordering: .relaxed)
-        client.close()
         if stop.isRaised { return }
         if let why = client.endReason { throw why }
     }

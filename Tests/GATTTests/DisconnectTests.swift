@@ -1,3 +1,4 @@
+import Foundation
 import GATT
 import HealthGateTesting
 import Synchronization
@@ -39,5 +40,29 @@ import Testing
         client.close()
         await #expect(throws: GATTError.self) { _ = try await first.value }
         await #expect(throws: GATTError.self) { _ = try await second.value }
+    }
+
+    /// After `close()`, `waitForReaderToEnd()` returns only once a notification handler that
+    /// was running has finished, so what handlers touch can go to the next connection (the
+    /// daemon hands each strap's record mapper on this way). The waits here block for at most
+    /// the handler's 300 ms on threads that are not the pool's.
+    @Test func waitForReaderToEndOutlastsARunningHandler() async throws {
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let client = try connect(strap, over: .socketPair)
+        let hrm = try #require(try await client.discover().characteristic(0x2A37))
+        let inHandler = DispatchSemaphore(value: 0)
+        let finished = Atomic<Bool>(false)
+        try await client.subscribe(to: hrm) { _ in
+            inHandler.signal()
+            usleep(300_000)
+            finished.store(true, ordering: .sequentiallyConsistent)
+        }
+        #expect(strap.notify(0x2A37, value: [0x00, 72]))
+        #expect(inHandler.wait(timeout: .now() + 30) == .success)
+        client.close()
+        client.waitForReaderToEnd()
+        let done = finished.load(ordering: .sequentiallyConsistent)
+        #expect(done, "waitForReaderToEnd returned while a handler was still running")
+        client.waitForReaderToEnd()   // again: returns at once
     }
 }
