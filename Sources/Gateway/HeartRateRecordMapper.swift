@@ -23,10 +23,13 @@ import Ingest
 ///   `heartRateVariabilitySDNN` record (ms) spans those beats; any gap starts a new window. The
 ///   standard deviation is kept as a running (Welford) sum, so no interval is stored.
 ///
-/// Not carried on this path (it needs the heap): the "truncated" / "energy saturated"
-/// metadata flags `live` adds, and RR intervals beyond the newest ``SampleRecord/maxRR`` of one
-/// notification (possible only with a raised MTU): the kept ones are then marked as preceded
-/// by a gap, where `live` keeps them all.
+/// - A truncated payload's heart-rate record and an energy record ending at a saturated
+///   reading (0xFFFF) carry flags the store writes as `live`'s metadata keys
+///   (``HealthModel/Metadata/payloadTruncatedKey``, ``HealthModel/Metadata/energySaturatedKey``).
+///
+/// Not carried on this path (records are fixed-size): RR intervals beyond the newest
+/// ``SampleRecord/maxRR`` of one notification (possible only with a raised MTU): the kept ones
+/// are then marked as preceded by a gap, where `live` keeps them all.
 ///
 /// A value type owned by the source's producer thread.
 public struct HeartRateRecordMapper: Sendable {
@@ -132,6 +135,7 @@ public struct HeartRateRecordMapper: Sendable {
         case .notDetected: flags.insert(.contactSupported)
         case .detected: flags.formUnion([.contactSupported, .contactDetected])
         }
+        if m.truncated { flags.insert(.payloadTruncated) }
         var r = SampleRecord(typeSlot: slots.heartRate, value: Double(bpm), start: t, end: t,
                              sourceSlot: slots.source, deviceSlot: slots.device, flags: flags)
         r.heartRateSensorLocation = sensorLocation
@@ -182,7 +186,8 @@ public struct HeartRateRecordMapper: Sendable {
                     // A clock stepped backwards (NTP after a Pi booted without an RTC) would make
                     // the interval end before it starts: it becomes zero-length at the new time.
                     emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: min(last.at, t), end: t,
-                                      sourceSlot: slots.source, deviceSlot: slots.device))
+                                      sourceSlot: slots.source, deviceSlot: slots.device,
+                                      flags: kj == 0xFFFF ? .energySaturated : []))
                 }
             }
             lastEnergy = (kj, t)

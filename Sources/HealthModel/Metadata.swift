@@ -112,6 +112,12 @@ public struct Metadata: Sendable, Hashable, Codable {
         self.user = user
     }
 
+    /// User key set to 1 on a sample decoded from a truncated payload (its valid prefix was used).
+    public static let payloadTruncatedKey = "HGPayloadTruncated"
+    /// User key set to 1 on an energy sample whose end reading was saturated (0xFFFF): the true
+    /// value may be larger.
+    public static let energySaturatedKey = "HGEnergySaturated"
+
     /// True when nothing is set.
     public var isEmpty: Bool {
         heartRateSensorLocation == nil && heartRateMotionContext == nil && sensorContact == nil &&

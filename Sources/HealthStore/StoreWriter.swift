@@ -22,6 +22,10 @@ package struct StoreWriter {
     /// Parameters per row of ``insertSQL`` and ``insertSQL(rows:)``.
     package static let insertColumns: Int32 = 15
 
+    /// The `metadata` column's text for `m` (what has no column of its own: user keys,
+    /// wasUserEntered), or nil when there is nothing to keep.
+    package static func metadataColumn(_ m: Metadata) -> String? { MetadataColumn.encode(m) }
+
     /// ``insertSQL`` for `rows` rows in one statement (`VALUES (…), (…), …`): parameter
     /// `r * insertColumns + c` is column `c` of row `r`. One statement per many rows spares
     /// SQLite its per-statement work (AUTOINCREMENT bookkeeping, constraint checks, statement

@@ -63,11 +63,11 @@ public struct HeartRateSampleBuilder: Sendable {
 
     /// The source HealthGate's BLE path writes as.
     public static let bleSource = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
-    /// Metadata key set to 1 on samples from a truncated payload.
-    public static let truncatedKey = "HGPayloadTruncated"
+    /// Metadata key set to 1 on samples from a truncated payload (``Metadata/payloadTruncatedKey``).
+    public static let truncatedKey = Metadata.payloadTruncatedKey
     /// Metadata key set to 1 on an energy sample whose end reading was saturated (0xFFFF): the
-    /// true value may be larger.
-    public static let energySaturatedKey = "HGEnergySaturated"
+    /// true value may be larger (``Metadata/energySaturatedKey``).
+    public static let energySaturatedKey = Metadata.energySaturatedKey
 
     public var source: Source
     public var device: Device?

@@ -54,6 +54,12 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
         public static let contactDetected = Flags(rawValue: 1 << 1)
         /// Beats may be missing before the first RR interval (after a reconnect).
         public static let rrPrecededByGap = Flags(rawValue: 1 << 2)
+        /// Decoded from a truncated payload (its valid prefix was used); stored as the user
+        /// metadata key ``HealthModel/Metadata/payloadTruncatedKey`` = 1, as `live` stores it.
+        public static let payloadTruncated = Flags(rawValue: 1 << 3)
+        /// An energy interval ending at a saturated reading (0xFFFF): the true value may be
+        /// larger; stored as ``HealthModel/Metadata/energySaturatedKey`` = 1.
+        public static let energySaturated = Flags(rawValue: 1 << 4)
         /// The record has a ``SampleAttachment`` (metadata, state to persist) on the pipeline's
         /// side channel, numbered by ``SampleRecord/tag``. Set by the ring, not by sources.
         public static let attached = Flags(rawValue: 1 << 15)

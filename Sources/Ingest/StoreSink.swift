@@ -87,6 +87,10 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     public static let rowsPerStatement = 50
     /// The multi-row insert's SQL, built once (the statement cache is keyed by it).
     private static let manyRowsSQL = StoreWriter.insertSQL(rows: rowsPerStatement)
+    /// The `metadata` column of a record flagged ``SampleRecord/Flags/payloadTruncated`` or
+    /// ``SampleRecord/Flags/energySaturated``: the user key `live` sets, in the store's encoding.
+    private static let truncatedMetadata = Array(StoreWriter.metadataColumn(Metadata(user: [Metadata.payloadTruncatedKey: .number(1)]))!.utf8)
+    private static let saturatedMetadata = Array(StoreWriter.metadataColumn(Metadata(user: [Metadata.energySaturatedKey: .number(1)]))!.utf8)
 
     public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
         try write(records, slots: slots, attachments: .none)
@@ -120,7 +124,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                 let heartRateSlot = table.types.firstIndex(of: .heartRate).map { UInt16($0) }
                 var uuid = (UInt64(0), UInt64(0))
                 var rr = (UInt64(0), UInt64(0), UInt64(0))
-                // Binds record `r` as row `row` of statement `h`. Columns 10–13 stay NULL
+                // Binds record `r` as row `row` of statement `h`. Columns 10–12 stay NULL
                 // (prepare() cleared the bindings and nothing here binds them).
                 func bind(_ r: SampleRecord, to h: OpaquePointer, row: Int32) throws {
                     let o = row * StoreWriter.insertColumns
@@ -156,6 +160,15 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                         sqlite3_bind_int64(h, o + 8, Int64(r.sensorLocationCode) - 1)
                     } else {
                         sqlite3_bind_null(h, o + 8)
+                    }
+                    let flagged = r.flags.contains(.payloadTruncated) ? Self.truncatedMetadata
+                        : r.flags.contains(.energySaturated) ? Self.saturatedMetadata : nil
+                    if let flagged {
+                        flagged.withUnsafeBufferPointer { t in
+                            _ = t.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(h, o + 13, $0.baseAddress, Int32($0.count), transient) }
+                        }
+                    } else {
+                        sqlite3_bind_null(h, o + 13)
                     }
                     if r.rrCount > 0 {
                         // RR column: little-endian UInt16 ticks, oldest first (as the store writes).

@@ -48,13 +48,14 @@ import Testing
         add(payload(bpm: 80, energy: 12, rr: [770, 760, 750]))
         t -= 3600                                                    // the clock steps back an hour
         add(payload(bpm: 81, energy: 20, rr: [740]))
+        add([0x0E, 82, 0x10])                                        // energy announced, one byte: truncated
         return s
     }()
 
     struct Row: Equatable, CustomStringConvertible {
         var type: String, value: Double, start: Double, end: Double, rr: [UInt16], gap: Bool, contact: SensorContact?,
-            location: HeartRateSensorLocation?
-        var description: String { "\(type) \(value) [\(start)…\(end)] rr=\(rr) gap=\(gap) contact=\(contact.map { "\($0)" } ?? "-") loc=\(location.map { "\($0)" } ?? "-")" }
+            location: HeartRateSensorLocation?, keys: [String]
+        var description: String { "\(type) \(value) [\(start)…\(end)] rr=\(rr) gap=\(gap) contact=\(contact.map { "\($0)" } ?? "-") loc=\(location.map { "\($0)" } ?? "-") keys=\(keys)" }
     }
 
     @Test func mapsExactlyWhatLiveStores() throws {
@@ -77,14 +78,16 @@ import Testing
                     : r.flags.contains(.contactDetected) ? .detected : .notDetected
                 mine.append(Row(type: isHR ? "heartRate" : "activeEnergyBurned", value: r.value, start: r.start, end: r.end,
                                 rr: r.rrTicks, gap: r.flags.contains(.rrPrecededByGap), contact: contact,
-                                location: isHR ? r.heartRateSensorLocation : nil))
+                                location: isHR ? r.heartRateSensorLocation : nil,
+                                keys: (r.flags.contains(.payloadTruncated) ? [Metadata.payloadTruncatedKey] : [])
+                                    + (r.flags.contains(.energySaturated) ? [Metadata.energySaturatedKey] : [])))
             }
             for s in try builder.add(m, receivedAt: Date(timeIntervalSince1970: step.t)).samples {
                 live.append(Row(type: s.type.identifier, value: s.quantity.value, start: s.startDate.timeIntervalSince1970,
                                 end: s.endDate.timeIntervalSince1970, rr: s.rrIntervals?.ticks ?? [],
                                 gap: s.rrIntervals?.precededByGap ?? false,
                                 contact: s.type == .heartRate ? (s.metadata.sensorContact ?? .notSupported) : nil,
-                                location: s.metadata.heartRateSensorLocation))
+                                location: s.metadata.heartRateSensorLocation, keys: s.metadata.user.keys.sorted()))
             }
         }
         #expect(mine == live)
@@ -95,6 +98,8 @@ import Testing
         #expect(mine.filter { $0.type == "activeEnergyBurned" }.map(\.value) == [3, 7, 5, 65530, 12, 8])
         #expect(mine.allSatisfy { $0.start <= $0.end })
         #expect(mapper.skipped == 1 && mapper.energyResets == 2)
+        #expect(mine.filter { $0.keys == [Metadata.payloadTruncatedKey] }.map(\.value) == [82])
+        #expect(mine.filter { $0.keys == [Metadata.energySaturatedKey] }.map(\.value) == [65530])
     }
 
     @Test func sdnnWindowsMatchLive() throws {
@@ -166,7 +171,8 @@ import Testing
         pipeline.start()
         try runner.start(source)
         let payloads = [Self.payload(bpm: 60, energy: 40, rr: [1024]), Self.payload(bpm: 61, energy: 45, rr: [1000]),
-                        Self.payload(bpm: 62, energy: 2, rr: [990])]
+                        Self.payload(bpm: 62, energy: 2, rr: [990]), Self.payload(bpm: 63, energy: 0xFFFF),
+                        [0x0E, 64, 0x10]]   // energy announced, one byte of it: truncated
         // The first notification goes out once the daemon has subscribed.
         #expect(await eventually { strap.notifyHeartRate(payloads[0]) })
         for p in payloads.dropFirst() { #expect(strap.notifyHeartRate(p)) }
@@ -176,16 +182,19 @@ import Testing
         #expect(c.sensorLocation == .wrist && c.battery == 87)
         #expect(strap.notify(BluetoothUUID(0x2A19), value: [50]))
         #expect(await eventually { batteries.withLock { $0 } == [50] })
-        #expect(await eventually { pipeline.stats.pushed == 5 })   // 3 heart rate + 2 energy
+        #expect(await eventually { pipeline.stats.pushed == 8 })   // 5 heart rate + 3 energy
         let final = await offThread { runner.stopAll(); return pipeline.stop() }
-        #expect(final.committed == 5)
+        #expect(final.committed == 8)
 
         let heart = try store.samples(SampleQuery(type: .heartRate))
-        #expect(heart.map(\.quantity.value) == [60, 61, 62])
+        #expect(heart.map(\.quantity.value) == [60, 61, 62, 63, 64])
+        // The flags live stores as metadata, stored by the daemon's path too.
+        #expect(heart.map { $0.metadata.user } == [[:], [:], [:], [:], [Metadata.payloadTruncatedKey: .number(1)]])
         #expect(heart.allSatisfy { $0.metadata.heartRateSensorLocation == .wrist })
         #expect(heart.allSatisfy { $0.device?.localIdentifier == "AA:BB:CC:DD:EE:02" })
         let energy = try store.samples(SampleQuery(type: .activeEnergyBurned))
-        #expect(energy.map(\.quantity.value) == [5, 2])   // 40 → 45, then reset to 2
+        #expect(energy.map(\.quantity.value) == [5, 2, 65533])   // 40 → 45, reset to 2, then saturated
+        #expect(energy.map { $0.metadata.user } == [[:], [:], [Metadata.energySaturatedKey: .number(1)]])
         #expect(energy.first?.endDate == heart[1].startDate)
     }
 }
