@@ -48,13 +48,14 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     private let mode: Mutex<Durability>
 
     /// A sink writing into `store` with `durability` (see ``Durability``; group commit unless
-    /// told otherwise). It sets the store connection's `synchronous` pragma to match.
-    /// - Throws: ``SinkError`` when the pragma cannot be set.
+    /// told otherwise). It sets the store connection's `synchronous` pragma to match, and its
+    /// checkpoint size (``walAutocheckpointPages``, ``journalSizeLimitBytes``).
+    /// - Throws: ``SinkError`` when the pragmas cannot be set.
     public init(store: HealthStore, durability: Durability = .group) throws(SinkError) {
         self.store = store
         self.mode = Mutex(durability)
-        do { try store.withConnection { try $0.execute("PRAGMA synchronous=\(durability.synchronousPragma)") } } catch {
-            throw SinkError(.io, "cannot set synchronous=\(durability.synchronousPragma) on \(store.path): \(error)")
+        do { try store.withConnection { try $0.execute(Self.pragmas(for: durability)) } } catch {
+            throw SinkError(.io, "cannot set the writer's connection settings (\(Self.pragmas(for: durability))) on \(store.path): \(error)")
         }
     }
 
@@ -80,6 +81,25 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
             failure.message += "; switching to synchronous=FULL failed too: \(error)"
         }
         throw failure
+    }
+
+    /// The WAL size, in pages, at which the writer's commit checkpoints it into the database
+    /// (`PRAGMA wal_autocheckpoint`; SQLite's default is 1,000, 4 MiB). The ingest writer changes
+    /// the same few pages (the right edges of the table and its indexes) in every batch, and a
+    /// checkpoint copies only the newest version of each page, so checkpointing a quarter as
+    /// often copies far less and fsyncs a quarter as often: about 30 % more rows/s in
+    /// `healthgate bench` (docs/performance.md). The cost is a WAL of up to 16 MiB, which a
+    /// crash recovery replays at the next open, and ``journalSizeLimitBytes`` truncates back.
+    public static let walAutocheckpointPages = 4000
+    /// After a checkpoint, the WAL file is truncated to at most this (`PRAGMA journal_size_limit`),
+    /// so a burst that grew it (a long reader holding off checkpoints) does not keep the space.
+    public static let journalSizeLimitBytes = 16 << 20
+
+    /// The connection settings the writer runs with, for a raw connection to match them (the
+    /// benchmark's ceiling): `synchronous` for `durability`, the checkpoint size and WAL limit.
+    public static func pragmas(for durability: Durability) -> String {
+        "PRAGMA synchronous=\(durability.synchronousPragma); PRAGMA wal_autocheckpoint=\(walAutocheckpointPages); "
+            + "PRAGMA journal_size_limit=\(journalSizeLimitBytes)"
     }
 
     /// Rows per multi-row insert statement (``StoreWriter/insertSQL(rows:)``); a batch's

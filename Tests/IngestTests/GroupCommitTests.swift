@@ -97,12 +97,17 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ingest-\(UUID().uuidString)")
         let store = try HealthStore(path: dir.appendingPathComponent("health.sqlite").path)
         let sink = try StoreSink(store: store, durability: mode)
-        let value = try store.withConnection { db in
-            let st = try db.prepare("PRAGMA synchronous", cached: false)
-            _ = try st.step()
-            return st.int64(0)
+        func pragma(_ name: String) throws -> Int64 {
+            try store.withConnection { db in
+                let st = try db.prepare("PRAGMA \(name)", cached: false)
+                _ = try st.step()
+                return st.int64(0)
+            }
         }
-        #expect(value == synchronous)
+        #expect(try pragma("synchronous") == synchronous)
+        // Checkpoints every 4,000 WAL pages rather than SQLite's 1,000, and the WAL is cut back.
+        #expect(try pragma("wal_autocheckpoint") == Int64(StoreSink.walAutocheckpointPages))
+        #expect(try pragma("journal_size_limit") == Int64(StoreSink.journalSizeLimitBytes))
         // Syncing before any write (no WAL frames yet) and after one both succeed.
         try sink.sync()
         let slots = SlotTable()

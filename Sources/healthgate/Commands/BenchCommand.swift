@@ -376,16 +376,16 @@ enum Bench {
 
     /// The same rows through the raw C API with nothing of HealthGate in between: the store's
     /// own insert statements (50 rows per statement, the remainder one by one, as the writer
-    /// does), 1,000 rows per transaction, the same schema, indexes, foreign keys and durability
-    /// as the writer (the same `synchronous` setting; with group commit also its WAL fsyncs,
-    /// one per 250 ms and one at the end). Rows are built before the clock starts; only the v7
+    /// does), 1,000 rows per transaction, the same schema, indexes, foreign keys, connection
+    /// settings and durability as the writer (``StoreSink/pragmas(for:)``; with group commit also
+    /// its WAL fsyncs, one per 250 ms and one at the end). Rows are built before the clock starts; only the v7
     /// UUIDs, the binds, the steps and the commits are timed.
     static func rawCeiling(_ work: Notifications, path: String, durability: StoreSink.Durability) throws -> Double {
         let heartRateID = try prepareDatabase(path).heartRateID
         var db: OpaquePointer?
         guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw CLIFailure("cannot open \(path)", code: .ioError) }
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA foreign_keys=ON; PRAGMA synchronous=\(durability.synchronousPragma)", nil, nil, nil)
+        sqlite3_exec(db, "PRAGMA foreign_keys=ON; " + StoreSink.pragmas(for: durability), nil, nil, nil)
         let perStatement = StoreSink.rowsPerStatement
         var many: OpaquePointer?, one: OpaquePointer?
         guard sqlite3_prepare_v2(db, StoreWriter.insertSQL(rows: perStatement), -1, &many, nil) == SQLITE_OK, let many,
