@@ -82,7 +82,8 @@ public final class GATTClient: Sendable {
     /// Waits until the reader thread has returned: from then on no notification handler of this
     /// client runs again, so what the handlers touched can be handed to the next connection.
     /// The reader returns once the link has ended — call ``close()`` first, or wait for the
-    /// disconnect handler. Never call it from a notification handler (the reader thread itself).
+    /// disconnect handler. Never call it from a notification handler or from the disconnect
+    /// handler: both may run on the reader thread itself, which would then wait for itself.
     public func waitForReaderToEnd() {
         reader.wait()
     }

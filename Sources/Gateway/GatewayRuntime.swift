@@ -102,7 +102,7 @@ public final class GatewayRuntime: Sendable {
         notifier.ready(status: "ingesting from \(sources.count) source(s)")
         logger.info("ingesting from \(sources.count) source(s) into \(store.path)")
 
-        // Watchdog pings and status lines from a timer; the main thread just waits.
+        // Watchdog pings and status lines from a timer; the calling thread just waits.
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let tick = notifier.watchdogInterval.map { min($0 / 2, .seconds(1)) } ?? .seconds(1)
         let tickNanos = Int(tick.components.seconds) * 1_000_000_000 + Int(tick.components.attoseconds / 1_000_000_000)

@@ -72,8 +72,8 @@ public enum HealthGateExecutable {
         reader.start()
         let o = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
+        let killed = killedForTime.disarm()   // before the pid can be reused
         let e = errData.wait()
-        let killed = killedForTime.disarm()
         return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
                       stderr: String(decoding: e, as: UTF8.self)
                           + (killed ? "\n[test: still running after \(timeout); killed with SIGKILL]\n" : ""))

@@ -55,7 +55,8 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
         /// Beats may be missing before the first RR interval (after a reconnect).
         public static let rrPrecededByGap = Flags(rawValue: 1 << 2)
         /// Decoded from a truncated payload (its valid prefix was used); stored as the user
-        /// metadata key ``HealthModel/Metadata/payloadTruncatedKey`` = 1, as `live` stores it.
+        /// metadata key ``HealthModel/Metadata/payloadTruncatedKey`` = 1, as `live` stores it
+        /// (records with an attachment carry their metadata there instead).
         public static let payloadTruncated = Flags(rawValue: 1 << 3)
         /// An energy interval ending at a saturated reading (0xFFFF): the true value may be
         /// larger; stored as ``HealthModel/Metadata/energySaturatedKey`` = 1.

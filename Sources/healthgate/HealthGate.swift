@@ -51,15 +51,16 @@ struct HealthGate: AsyncParsableCommand {
 
         ])
 
-    /// Parses the command line and runs the command. Synchronous commands (`run`, `demo`,
-    /// `replay`, `watch`, `serial watch`, `bench`, …) block their thread for as long as they
-    /// run, so they get a thread of their own: on one of Swift concurrency's cooperative threads
-    /// — as many as the machine has cores, one on a single-core board — they would starve the
-    /// async work they start themselves (a strap's GATT setup in `run` and `demo` awaits
-    /// on that pool), and the daemon would never subscribe a strap.
-    static func main() async {
+    /// Parses `arguments` (nil: the command line) and runs the command, as ArgumentParser's own
+    /// `main` does, with one difference: synchronous commands (`run`, `demo`, `replay`,
+    /// `watch`, `serial watch`, `bench`, …) block their thread for as long as they run, so they
+    /// get a thread of their own. On one of Swift concurrency's cooperative threads — as many
+    /// as the machine has cores, one on a single-core board — they would starve the async
+    /// work they start themselves (a strap's GATT setup in `run` and `demo` awaits on that
+    /// pool), and the daemon would never subscribe a strap.
+    static func main(_ arguments: [String]?) async {
         do {
-            let command = try parseAsRoot()
+            let command = try await asyncParseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -69,19 +70,27 @@ struct HealthGate: AsyncParsableCommand {
             exit(withError: error)
         }
     }
+
+    /// Runs the command line through ``main(_:)``.
+    static func main() async {
+        await main(nil)
+    }
 }
 
 /// Hands a parsed synchronous command to the thread that runs it: parsed on one thread, then
-/// used only by the other.
+/// used only by the other, once.
 private final class CommandBox: @unchecked Sendable {
-    private var command: any ParsableCommand
+    private let command: any ParsableCommand
     init(_ command: any ParsableCommand) { self.command = command }
 
     /// Runs the command on a new thread with the main thread's stack size and returns (or
     /// throws) what it did, holding no cooperative thread meanwhile.
     func runOnOwnThread() async throws {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-            let thread = Thread { c.resume(with: Result { try self.command.run() }) }
+            let thread = Thread {
+                var command = self.command
+                c.resume(with: Result { try command.run() })
+            }
             thread.name = "healthgate-command"
             thread.stackSize = 8 << 20
             thread.start()

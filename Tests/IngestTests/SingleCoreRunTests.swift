@@ -12,6 +12,9 @@ import Testing
 @Suite(.serialized) struct SingleCoreRunTests {
     @Test func runSubscribesEveryStrapWhenThePoolHasOneThread() async throws {
         let shim = try OneCPUShim.path()
+        // The shim takes effect: a child asking sysconf for the CPU count hears 1 (libdispatch
+        // sizes the cooperative pool from it; without the fix in HealthGate.main this test fails).
+        #expect(try OneCPUShim.onlineCPUs(preloading: shim) == "1")
         let load = try SimulatedLoad(directory: shortTempDirectory("1cpu"), straps: 3, rate: 4, pedometers: 1,
                                      pedometerInterval: .milliseconds(200))
         defer { load.stop() }
@@ -47,6 +50,20 @@ enum OneCPUShim {
 
     /// The shim's path (built on first use).
     static func path() throws -> String { try built.get() }
+
+    /// What `getconf _NPROCESSORS_ONLN` (sysconf underneath) prints with `shim` preloaded.
+    static func onlineCPUs(preloading shim: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["getconf", "_NPROCESSORS_ONLN"]
+        p.environment = ["LD_PRELOAD": shim, "PATH": "/usr/bin:/bin"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
 
     struct NotBuilt: Error, CustomStringConvertible {
         let status: Int32
