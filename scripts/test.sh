@@ -28,26 +28,34 @@ fi
 rm -f .build-log.txt
 
 # A test that hangs must fail this run with its stacks, not run into CI's 90-minute limit with
-# nothing to show: each pass below has a watchdog (a normal pass takes 1-3 minutes) that prints
-# every thread's stack of the test process (gdb) and kills it.
+# nothing to show: each pass below has a watchdog (a pass takes well under a minute on a quiet
+# machine) that prints every thread's stack of this checkout's test process (gdb) and kills it
+# and the healthgate children it started.
 watchdog_seconds=${TEST_WATCHDOG_SECONDS:-1200}
+bin=$(swift build --show-bin-path)   # once, before swift test holds the build lock
 run_tests() {  # run_tests LABEL [ENV=VALUE…]: swift test --skip-build under the watchdog
   local label=$1; shift
   env "$@" swift test --skip-build 2>&1 &
-  local pid=$! waited=0
+  test_pid=$!
+  local pid=$test_pid waited=0
+  # A cancelled job (or this script failing) leaves no test process behind.
+  trap 'if [ -n "${test_pid:-}" ]; then kill -9 "$test_pid" 2>/dev/null; pkill -9 -f "^$bin/HealthGatePackageTests.xctest"; fi; true' EXIT
   while kill -0 "$pid" 2>/dev/null; do
     sleep 5; waited=$((waited + 5))
     if [ "$waited" -ge "$watchdog_seconds" ]; then
       echo "== $label: still running after $watchdog_seconds s: a test hangs. Stacks of the test process:"
-      for t in $(pgrep -f "HealthGatePackageTests.xctest" || true); do
-        gdb -p "$t" -batch -ex "thread apply all bt 30" 2>/dev/null | grep -E "^Thread|^#" | grep -vE " in (__|_dispatch|start_thread|clone)" || true
+      for t in $(pgrep -f "^$bin/HealthGatePackageTests.xctest" || true); do
+        gdb -p "$t" -batch -ex "thread apply all bt 30" 2>&1 | grep -E "^Thread|^#|ptrace|denied" \
+          | grep -vE " in (__|_dispatch|start_thread|clone)" || true
       done
-      pkill -9 -f "HealthGatePackageTests.xctest" || true
-      pkill -9 -f "$(swift build --show-bin-path)/healthgate " || true   # its children
+      pkill -9 -f "^$bin/HealthGatePackageTests.xctest" || true
+      pkill -9 -f "^$bin/healthgate " || true   # its children
       kill -9 "$pid" 2>/dev/null || true
+      test_pid=
       echo "== $label: killed after $watchdog_seconds s (TEST_WATCHDOG_SECONDS)"; return 1
     fi
   done
+  test_pid=
   wait "$pid"
 }
 
@@ -57,7 +65,7 @@ run_tests "tests"
 # The same tests with a one-thread cooperative pool (Tests/Support/one-cpu-pool.c makes
 # sysconf report one CPU, as on a single-core board; children inherit it): code that blocks a
 # pool thread while waiting for other async work deadlocks here every time, instead of only
-# when a 2-core CI machine schedules unluckily. About 30 s.
+# when a 2-core CI machine schedules unluckily. As long as the first pass.
 echo "== the tests again with a one-thread cooperative pool"
 shim="$PWD/.build/one-cpu-pool.so"
 cc -shared -fPIC -O2 -o "$shim" Tests/Support/one-cpu-pool.c -ldl
