@@ -31,7 +31,7 @@ func numbered(_ seq: Int) throws -> QuantitySample {
 /// transaction per batch, on a plain thread (thousands of commits must not hold a pool thread).
 /// Returns the UUIDs written and the next number.
 func writeBatches(_ store: HealthStore, _ range: Range<Int>, from next: Int) async throws -> (uuids: [UUID], next: Int) {
-    try await onThread {
+    try await offThread {
         var n = next
         var uuids: [UUID] = []
         for b in range {
@@ -57,7 +57,7 @@ struct ObserverTests {
         // Deletions interleaved with more batches, another type, then the writer restarts:
         // a new connection continues the stream.
         let deleted = stride(from: 0, to: 300, by: 10).map { first.uuids[$0] }
-        try await onThread {
+        try await offThread {
             let writer = try HealthStore(path: path)
             for u in deleted { try writer.delete(uuids: [u]) }
             try writer.save([try steps(10, at: 0)])   // another type: must not appear
@@ -191,7 +191,7 @@ struct ObserverTests {
         }
         observerThread.start()
         let n = 60
-        let queryCost = try await onThread { () -> Double in
+        let queryCost = try await offThread { () -> Double in
             // Baseline measured in the same run: one anchored query that finds nothing.
             let anchor = try writer.currentAnchor()
             let q0 = Date()

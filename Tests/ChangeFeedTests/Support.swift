@@ -60,7 +60,7 @@ enum CLI {
     /// Runs `healthgate args…` to completion, waiting on a plain thread (never on one of the
     /// cooperative pool's two threads, which every suite shares).
     static func run(_ args: [String], stdin: Data? = nil) async throws -> Result {
-        try await onThread { try HealthGateExecutable.run(args, stdin: stdin) }
+        try await offThread { try HealthGateExecutable.run(args, stdin: stdin) }
     }
 }
 
@@ -138,10 +138,9 @@ final class Child: @unchecked Sendable {
     /// Stops the child (SIGTERM) and waits for it on a plain thread.
     func stop() async {
         let p = process
-        _ = try? await onThread { () -> Bool in
+        await offThread {
             if p.isRunning { p.terminate() }
             p.waitUntilExit()
-            return true
         }
     }
 
@@ -155,10 +154,3 @@ func jsonObject(_ line: String) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
 }
 
-/// Runs blocking work (child processes, thousands of commits) on a plain thread and awaits it,
-/// so the cooperative pool's threads stay free for other suites' async tests.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}

@@ -44,8 +44,7 @@ import Testing
 
     /// After `close()`, `waitForReaderToEnd()` returns only once a notification handler that
     /// was running has finished, so what handlers touch can go to the next connection (the
-    /// daemon hands each strap's record mapper on this way). The waits here block for at most
-    /// the handler's 300 ms on threads that are not the pool's.
+    /// daemon hands each strap's record mapper on this way).
     @Test func waitForReaderToEndOutlastsARunningHandler() async throws {
         let strap = SimulatedPeripheral.heartRateStrap()
         let client = try connect(strap, over: .socketPair)
@@ -58,9 +57,9 @@ import Testing
             finished.store(true, ordering: .sequentiallyConsistent)
         }
         #expect(strap.notify(0x2A37, value: [0x00, 72]))
-        #expect(inHandler.wait(timeout: .now() + 30) == .success)
+        #expect(await offThread { inHandler.wait(timeout: .now() + 30) } == .success)
         client.close()
-        client.waitForReaderToEnd()
+        await offThread { client.waitForReaderToEnd() }
         let done = finished.load(ordering: .sequentiallyConsistent)
         #expect(done, "waitForReaderToEnd returned while a handler was still running")
         client.waitForReaderToEnd()   // again: returns at once

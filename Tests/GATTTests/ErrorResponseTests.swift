@@ -71,6 +71,6 @@ import Testing
         await #expect(throws: GATTError.protocolViolation("a Read Request was answered with a Write Response")) {
             _ = try await client.read(handle: 3)
         }
-        #expect(served.wait(timeout: .now() + 30) == .success)
+        #expect(await offThread { served.wait(timeout: .now() + 30) } == .success)
     }
 }

@@ -4,6 +4,7 @@ import HealthStore
 import Synchronization
 import Testing
 @testable import Ingest
+import HealthGateTesting
 
 /// Group commit: the writer makes committed batches durable with `SampleSink.sync()` once it has
 /// caught up, once per flush interval while behind, and before it stops — and StoreSink's two

@@ -3,6 +3,7 @@ import HealthModel
 import Synchronization
 import Testing
 @testable import Ingest
+import HealthGateTesting
 
 /// The writer: batching by count and by time, observers after commit, stalls, stop.
 @Suite struct IngestPipelineTests {

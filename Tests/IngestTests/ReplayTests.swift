@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import HealthStore
 import Testing
+import HealthGateTesting
 
 /// `healthgate replay` over the shipped captures, as a real child process.
 @Suite(.serialized) struct ReplayTests {

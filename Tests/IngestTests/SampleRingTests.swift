@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 @testable import Ingest
+import HealthGateTesting
 
 /// Ring semantics, after Telegraf's buffer suite: overfill, wrap, drop counting, spill order.
 @Suite struct SampleRingTests {

@@ -2,6 +2,7 @@ import Foundation
 import HealthStore
 import Testing
 @testable import Ingest
+import HealthGateTesting
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

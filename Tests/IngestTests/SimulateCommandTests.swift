@@ -3,6 +3,7 @@ import HealthModel
 import HealthStore
 import Testing
 @testable import Gateway
+import HealthGateTesting
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

@@ -3,6 +3,7 @@ import HealthModel
 import HealthStore
 import Testing
 @testable import Ingest
+import HealthGateTesting
 
 /// The bulk path into a real SQLite store: the rows `save` would write, v7 ids, disk full.
 @Suite struct StoreSinkTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Ingest
+import HealthGateTesting
 
 /// Many producers against a slow, stalling, sometimes failing store: every pushed sample is
 /// committed exactly once or counted as dropped (and the producer was told), never both, never

@@ -55,10 +55,3 @@ func eventually(_ condition: () -> Bool) async -> Bool {
     return condition()
 }
 
-/// Runs a blocking call (a pipeline stop, a child's exit, a spinning consumer) on a thread of
-/// its own, so the test does not block a cooperative-pool thread while it waits.
-func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { c in
-        Thread { c.resume(returning: body()) }.start()
-    }
-}

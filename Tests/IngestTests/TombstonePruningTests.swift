@@ -5,6 +5,7 @@ import Ingest
 import Logging
 import Testing
 @testable import Gateway
+import HealthGateTesting
 
 /// The daemon removes change-feed tombstones once they are past the store's retention, without
 /// anyone running `healthgate tombstones --prune`.
