@@ -73,6 +73,13 @@ public struct PedometerSource: IngestSource {
     /// The source HealthGate's serial samples carry.
     public static let source = PedometerRecorder.defaultSource
 
+    /// How often, at most, the counter state of a pedometer whose count does not change is
+    /// persisted (only the last reading's time, sequence number and tallies moved). After a
+    /// crash the counter resumes from a state at most this old with the same count: no steps
+    /// are lost or counted twice; the first interval after the restart may start up to this
+    /// much earlier than the last reading before the crash.
+    public static let idleStateInterval: Duration = .seconds(30)
+
     /// A pedometer on `path`.
     /// - Parameters:
     ///   - id: the device id (as `serial watch --id`); default: the path.
@@ -144,7 +151,9 @@ public struct PedometerSource: IngestSource {
         let counters: Counters
         let device: Device
         let slots: (type: UInt16, source: UInt16, device: UInt16)
-        var lastState: CounterState?
+        /// The newest state handed to the ring for persisting, and when.
+        var persisted: CounterState?
+        var persistedAt = ContinuousClock.now
         let encoder = JSONEncoder()
 
         init(session: PedometerSession, ring: SampleRing, key: String, counters: Counters, device: Device,
@@ -155,7 +164,7 @@ public struct PedometerSource: IngestSource {
             self.counters = counters
             self.device = device
             self.slots = slots
-            self.lastState = session.counter.state
+            self.persisted = session.counter.state
         }
 
         mutating func feed(_ bytes: [UInt8], at: Date) {
@@ -166,7 +175,7 @@ public struct PedometerSource: IngestSource {
         /// held back; the final state is persisted.
         mutating func finish(at: Date) {
             if let framed = framer.finish() { line(framed, at: at) }
-            emit(session.finish(receivedAt: at))
+            emit(session.finish(receivedAt: at), final: true)
             counters.finished.add(1, ordering: .relaxed)
         }
 
@@ -179,7 +188,7 @@ public struct PedometerSource: IngestSource {
             }
         }
 
-        private mutating func emit(_ events: [SessionEvent]) {
+        private mutating func emit(_ events: [SessionEvent], final: Bool = false) {
             var intervals: [StepInterval] = []
             for e in events {
                 switch e {
@@ -190,9 +199,19 @@ public struct PedometerSource: IngestSource {
                 }
             }
             let state = session.counter.state
-            let changed = state != lastState
-            lastState = state
-            let encoded = changed ? try? encoder.encode(state) : nil
+            // Persisted with its samples, at the end, or at once when it changes how the next
+            // reading is counted (count, boot, a held-back reading). An idle pedometer repeating
+            // its count only moves the last reading's time, sequence number and tallies: that
+            // is persisted at most every `PedometerSource.idleStateInterval`, not once per flush
+            // window (a small transaction and fsync a second, for months, on an SD card).
+            let due = state != persisted
+                && (!intervals.isEmpty || final || Self.countsDifferently(state, persisted)
+                    || persistedAt.duration(to: .now) >= PedometerSource.idleStateInterval)
+            let encoded = due ? try? encoder.encode(state) : nil
+            if encoded != nil {
+                persisted = state
+                persistedAt = .now
+            }
             guard !intervals.isEmpty else {
                 if let encoded { ring.setState(encoded, forKey: key) }
                 return
@@ -209,6 +228,13 @@ public struct PedometerSource: IngestSource {
                           attachment: SampleAttachment(metadata: metadata, stateKey: key, state: last ? encoded : nil))
                 counters.intervals.add(1, ordering: .relaxed)
             }
+        }
+
+        /// Whether `a` and `b` count the next reading differently: another baseline count or
+        /// boot, or another held-back reading.
+        private static func countsDifferently(_ a: CounterState, _ b: CounterState?) -> Bool {
+            guard let b else { return true }
+            return a.baseline?.count != b.baseline?.count || a.baseline?.boot != b.baseline?.boot || a.suspect != b.suspect
         }
     }
 }

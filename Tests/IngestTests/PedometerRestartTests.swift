@@ -45,6 +45,28 @@ import Testing
         #expect(state.baseline?.count == 180 && state.tally.steps == 80)
     }
 
+    /// An idle pedometer repeating its count does not commit its state once per flush window:
+    /// only the first reading's state (a new baseline) goes at once, the rest at most every
+    /// `idleStateInterval` and at the end — and steps still move it at once.
+    @Test func anIdlePedometersStateIsNotRewrittenForEveryLine() async throws {
+        let path = temporaryStorePath()
+        let ped = try SimulatedPedometer()
+        let source = PedometerSource(path: ped.path, id: "PED-I")
+        let rig = try DaemonRig(path: path)
+        try rig.runner.start(source)
+        for seq in 1...40 { ped.writeLine(pedometerLine(700, seq: seq)) }
+        #expect(await eventually { source.stats.lines.load(ordering: .relaxed) == 40 })
+        try await Task.sleep(for: .milliseconds(300))   // several flush windows (50 ms each)
+        #expect(rig.counterState("PED-I")?.baseline?.seq == 1, "the idle readings rewrote the persisted state")
+        ped.writeLine(pedometerLine(705, seq: 41))       // steps: persisted with their sample
+        #expect(await eventually { rig.steps().count == 1 })
+        #expect(rig.counterState("PED-I")?.baseline?.seq == 41)
+        ped.writeLine(pedometerLine(705, seq: 42))       // idle again: deferred…
+        #expect(await eventually { source.stats.lines.load(ordering: .relaxed) == 42 })
+        _ = await offThread { rig.stop() }
+        #expect(rig.counterState("PED-I")?.baseline?.seq == 42, "…and persisted at the end")
+    }
+
     /// A daemon that saw only the first reading (a baseline, no sample yet) persists it when
     /// stopped, so the next run counts from it too.
     @Test func aBaselineWithoutSamplesSurvivesTheRestart() async throws {
