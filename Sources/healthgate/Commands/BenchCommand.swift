@@ -126,8 +126,8 @@ struct BenchCommand: ParsableCommand {
                 pipelineRuns.append(e)
                 rawRuns.append(r)
             }
-            e2e = Bench.median(pipelineRuns)
-            let raw = Bench.median(rawRuns)
+            e2e = pipelineRuns.median ?? 0
+            let raw = rawRuns.median ?? 0
             let ratio = e2e / raw
             say(String(format: "  pipeline (decode, ring, writer, commit)  %.0f samples/s", e2e))
             say("  raw C-API ceiling (same rows, statements, indexes, foreign keys and fsyncs (\(durability.rawValue));")
@@ -442,12 +442,9 @@ enum Bench {
         return Double(count) / seconds(start.duration(to: .now))
     }
 
-    /// fsync of the write-ahead log through SQLite's own handle (what `Connection.syncJournal` does).
+    /// fsync of the write-ahead log through SQLite's own handle, as the writer's sync does.
     static func syncWAL(_ db: OpaquePointer) {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file) == SQLITE_OK,
-              let file, let sync = file.pointee.pMethods?.pointee.xSync else { return }
-        _ = sync(file, SQLITE_SYNC_NORMAL)
+        _ = Connection.syncJournal(of: db)
     }
 
     /// Runs a Python baseline on a copy of `template`; nil when it cannot run.
@@ -559,19 +556,17 @@ enum Bench {
         return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)])
     }
 
-    /// The median of `xs` (the mean of the middle two for an even count; 0 for none).
-    static func median(_ xs: [Double]) -> Double {
-        let s = xs.sorted()
-        guard !s.isEmpty else { return 0 }
-        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
-    }
-
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 }
 
 extension Array where Element == Double {
-    /// The median (nil for an empty array), for the benchmark's repeated runs.
-    var median: Double? { isEmpty ? nil : Bench.median(self) }
+    /// The median (the mean of the middle two for an even count; nil for none), for the
+    /// benchmark's repeated runs.
+    var median: Double? {
+        let s = sorted()
+        guard !s.isEmpty else { return nil }
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
 }
