@@ -3,13 +3,6 @@
 // keeps it in a typed, queryable health store. See README.md and docs/architecture.md.
 import PackageDescription
 
-/// Settings every HealthGate target shares: Swift 6 language mode (strict concurrency) and
-/// warnings treated as defects by CI (`swift build -Xswiftc -warnings-as-errors`).
-let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-]
-
 let package = Package(
     name: "HealthGate",
     platforms: [.macOS(.v15)],
@@ -25,106 +18,81 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-
-        // (dependencies for BLE)
-
-        // (dependencies for serial)
-
-        // (dependencies for ingest / daemon)
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-
     ],
     targets: [
-        // Thin system-library targets over the C libraries HealthGate links.
+        // System libraries: module maps over the C libraries HealthGate links.
+        // libsqlite3's C API, for the store.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // libbluetooth's HCI/L2CAP headers, for the Linux BLE transport.
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // libudev, for tty enumeration and hot-plug.
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
 
-        // Pure model: quantity types, units, samples, metadata. No I/O.
-        .target(name: "HealthModel", swiftSettings: strict),
-
-        // ---- Store (issue 2)
-        // SQLite store on the raw C API (docs/store.md): samples, sources, devices, statistics.
-        .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"], swiftSettings: strict),
-
-        // ---- Bluetooth LE (issues 3, 4)
-        // The Linux transport: raw-HCI LE scanning, advertising-data parsing, the L2CAP ATT
-        // bearer, kernel errors as sentences (helper blelinux).
-        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"],
-                swiftSettings: strict),
-        // ATT PDU codec, the ATTBearer transport protocol and a GATT client. Pure Swift.
-        .target(name: "GATT", swiftSettings: strict),
-        // Heart Rate Profile codecs (0x2A37/38/39, DIS, Battery) and notification → sample mapping.
-        .target(name: "HeartRateProfile", dependencies: ["HealthModel"], swiftSettings: strict),
-        // The JSON-lines capture format written by `record` and read by `replay`.
-        .target(name: "Capture", dependencies: ["HealthModel"], swiftSettings: strict),
-
-        // ---- Serial pedometers (issue 5)
-        // Serial pedometers: termios port, line framing, line formats, the exact step-counter
-        // state machine (pure) and the reader that ties them together.
+        // Library targets, in the order data flows from a sensor's bytes to a stored row.
+        // Health data types: quantity types, units, samples, metadata (pure, no I/O).
+        .target(name: "HealthModel"),
+        // ATT PDUs and a GATT client over any ATTBearer (pure Swift, transport-independent).
+        .target(name: "GATT"),
+        // Heart Rate Profile codecs (0x2A37/38/39, Device Information, Battery).
+        .target(name: "HeartRateProfile", dependencies: ["HealthModel"]),
+        // The Linux BLE transport: HCI scanning, advertising data, the L2CAP ATT bearer, kernel errors.
+        .target(name: "BluetoothLinux",
+                dependencies: ["CBlueZ", "GATT", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
+        // libudev tty enumeration and add/remove monitoring (sysfs and kernel-event fallbacks).
+        .target(name: "Udev", dependencies: ["CUdev"]),
+        // Serial pedometers: termios ports, line framing and formats, the step-counter state machine.
         .target(name: "SerialPedometer",
                 dependencies: ["HealthModel", "HealthStore", "Udev",
                                .product(name: "TOMLKit", package: "TOMLKit"),
-                               .product(name: "Logging", package: "swift-log")],
-                swiftSettings: strict),
-        // libudev: tty enumeration with sysfs fallback, add/remove monitor, device matching rules.
-        .target(name: "Udev", dependencies: ["CUdev"], swiftSettings: strict),
+                               .product(name: "Logging", package: "swift-log")]),
+        // The JSON-lines capture file format `record` writes and `replay` reads.
+        .target(name: "Capture", dependencies: ["HealthModel"]),
+        // The ingest hot path: fixed-size records, per-source lock-free rings, one batching writer.
+        .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore", "CSQLite"]),
+        // The typed health store on SQLite's C API: schema, saves, queries, statistics, change feed.
+        .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"]),
+        // The composition root: configuration, sources wired to the pipeline, systemd and journald.
+        .target(name: "Gateway",
+                dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Capture",
+                               .product(name: "TOMLKit", package: "TOMLKit"),
+                               .product(name: "Logging", package: "swift-log")]),
+        // Simulated peers (an ATT server in Swift, bearers, pty pedometers) for tests and `demo`.
+        .target(name: "HealthGateTesting", dependencies: ["GATT", "HeartRateProfile", "HealthModel"]),
 
-        // ---- Ingestion (issue 6)
-        // Hot path: fixed-size records, per-source SPSC rings, one batching writer thread.
-        .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore", "CSQLite"], swiftSettings: strict),
-        // The daemon's parts: TOML config, systemd notify, wiring sources to the pipeline.
-        .target(
-            name: "Gateway",
-            dependencies: [
-                "Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Capture",
-                .product(name: "TOMLKit", package: "TOMLKit"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict),
-
-        // ---- Testing peers (shared by later tests)
-        // Simulated BLE peripherals (an ATT server in Swift) and in-memory / socketpair bearers.
-        .target(name: "HealthGateTesting", dependencies: ["GATT", "HeartRateProfile", "HealthModel"], swiftSettings: strict),
-
-        // The command-line tool.
+        // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "HealthModel",
-                "HealthStore",
-                "BluetoothLinux",
-                "Ingest", "Gateway", "HealthGateTesting", "GATT", "HeartRateProfile", "Capture", "CSQLite",
-                "SerialPedometer",
-                "Udev",
+                "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "HealthGateTesting", "GATT",
+                "HeartRateProfile", "Capture", "CSQLite", "SerialPedometer", "Udev",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict),
+            ]),
 
-        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"], swiftSettings: strict),
-
-        // ---- Store tests
-        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"], swiftSettings: strict),
-
-        // ---- Bluetooth LE tests
-        .testTarget(name: "BluetoothLinuxTests", dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"],
-                    swiftSettings: strict),
-        .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel", "HealthGateTesting"], swiftSettings: strict),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"], swiftSettings: strict),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "HeartRateProfile", "HealthModel"], swiftSettings: strict),
-
-        // ---- Serial tests
-        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"],
-                    swiftSettings: strict),
-        .testTarget(name: "UdevTests", dependencies: ["Udev"], swiftSettings: strict),
-
-        // ---- Ingestion tests
-        .testTarget(name: "IngestTests", dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "GATT", "SerialPedometer"], swiftSettings: strict),
-
-        // ---- Change feed tests
+        // Tests: one target per module (Swift Testing, one file per feature).
+        .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
+        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
+        .testTarget(name: "BluetoothLinuxTests",
+                    dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
+        .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel", "HealthGateTesting"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "HeartRateProfile", "HealthModel"]),
+        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"]),
+        .testTarget(name: "UdevTests", dependencies: ["Udev"]),
+        .testTarget(name: "IngestTests",
+                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "GATT", "SerialPedometer"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
-        .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"], swiftSettings: strict),
-
+        .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
     ]
 )
+
+// Settings every Swift target shares, applied once here: Swift 6 language mode with strict
+// concurrency (the default of tools version 6.1) plus these upcoming features. Warnings are
+// defects: scripts/test.sh fails on any warning in Sources/ or Tests/.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}
