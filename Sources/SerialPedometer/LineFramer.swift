@@ -7,13 +7,16 @@ public enum LineRejection: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidUTF8
     /// The line is text, but not a pedometer line in the selected format.
     case notPedometer(String)
+    /// A device time (`field` is `t`, `t0` or `t1`) outside ``DeviceTimeRule``'s range.
+    case implausibleTime(field: String, value: Double)
 
-    /// A short machine-readable code (`too-long`, `invalid-utf8`, `not-pedometer`).
+    /// A short machine-readable code (`too-long`, `invalid-utf8`, `not-pedometer`, `bad-time`).
     public var code: String {
         switch self {
         case .tooLong: "too-long"
         case .invalidUTF8: "invalid-utf8"
         case .notPedometer: "not-pedometer"
+        case .implausibleTime: "bad-time"
         }
     }
 
@@ -22,6 +25,8 @@ public enum LineRejection: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooLong(let n): "line longer than \(LineFramer.defaultMaxLineBytes) bytes (\(n) bytes discarded)"
         case .invalidUTF8: "line is not valid UTF-8"
         case .notPedometer(let why): why
+        case .implausibleTime(let field, let v):
+            "\(field) \(v) is not a plausible device time (Unix seconds from 2000-01-01 to one day past the gateway clock): set the device clock, or leave \(field) out"
         }
     }
 }

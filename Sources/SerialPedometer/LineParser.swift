@@ -49,7 +49,17 @@ public enum LineFormat: Sendable, Hashable, CustomStringConvertible {
 /// (`123.00`, as Arduino's `String(float)` prints) is accepted, a fractional one (`12.5`) is not.
 /// Keys are case-sensitive (`steps`, not `Steps`): vendor text is for profiles.
 public enum LineParser {
-    /// Parses `line` (already framed and trimmed) in `format`.
+    /// Parses `line` (already framed and trimmed) in `format`, received at `receivedAt`, and
+    /// refuses device times outside ``DeviceTimeRule``'s range: what the reader, the daemon,
+    /// replay and `decode pedometer` all call, so they accept and refuse the same lines.
+    public static func parse(_ line: String, format: LineFormat, receivedAt: Date) -> Result<PedometerReading, LineRejection> {
+        parse(line, format: format).flatMap { r in
+            DeviceTimeRule.check(r, receivedAt: receivedAt).map { .failure($0) } ?? .success(r)
+        }
+    }
+
+    /// Parses `line` (already framed and trimmed) in `format`: the shape only, no time range
+    /// (see ``parse(_:format:receivedAt:)``).
     public static func parse(_ line: String, format: LineFormat) -> Result<PedometerReading, LineRejection> {
         switch format {
         case .json: return parseJSON(line)

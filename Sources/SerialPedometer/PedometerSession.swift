@@ -20,7 +20,7 @@ public struct PedometerSession: Sendable {
     public let format: LineFormat
     /// The counter (its ``StepCounter/state`` is what to persist).
     public private(set) var counter: StepCounter
-    /// Rejected lines by reason code (`too-long`, `invalid-utf8`, `not-pedometer`).
+    /// Rejected lines by reason code (`too-long`, `invalid-utf8`, `not-pedometer`, `bad-time`).
     public private(set) var rejects: [String: Int] = [:]
     /// Lines accepted.
     public private(set) var acceptedLines = 0
@@ -64,7 +64,7 @@ public struct PedometerSession: Sendable {
             rejects[why.code, default: 0] += 1
             out.append(.rejected(line: nil, reason: why))
         case .line(let text):
-            switch LineParser.parse(text, format: format) {
+            switch LineParser.parse(text, format: format, receivedAt: receivedAt) {
             case .failure(let why):
                 rejects[why.code, default: 0] += 1
                 out.append(.rejected(line: text, reason: why))

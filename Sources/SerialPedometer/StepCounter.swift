@@ -159,7 +159,7 @@ public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
         case .wrap(let b): "counter wrapped at 2^\(b)"
         case .reset(let certain): certain ? "counter reset (boot changed)" : "counter reset (inferred)"
         case .implausible(let s, let sec): "implausible: \(s) steps in \(String(format: "%.3g", sec)) s; re-baselined"
-        case .longGap(let s): "gap of \(Int(s)) s: one sample, timing uncertain"
+        case .longGap(let s): "gap of \(String(format: "%.9g", s)) s: one sample, timing uncertain"
         case .clockWentBack(let s): "clock went back \(String(format: "%.3g", s)) s"
         case .held(let c, let why): "holding \(c) (\(why)) until the next reading confirms it"
         case .glitch(let c): "\(c) was a glitch (the next reading continued the count): dropped"
@@ -267,8 +267,16 @@ public struct StepCounter: Sendable {
 
     private func key(_ b: CounterState.Baseline) -> String {
         if let s = b.seq { return "s\(s)" }
-        if let t = b.deviceTime { return "t\(Int64((t * 1000).rounded()))" }
-        return "r\(Int64((b.receivedAt * 1000).rounded()))"
+        if let t = b.deviceTime { return "t\(Self.milliseconds(t))" }
+        return "r\(Self.milliseconds(b.receivedAt))"
+    }
+
+    /// Seconds as whole milliseconds for an identifier; a time too large for Int64 (a restored
+    /// state or a reading that skipped the parser's time rule) keeps its exact double spelling
+    /// instead of trapping.
+    private static func milliseconds(_ t: Double) -> String {
+        if let ms = Int64(exactly: (t * 1000).rounded()) { return "\(ms)" }
+        return "\(t)"
     }
 
     // MARK: cumulative

@@ -159,6 +159,30 @@ import Testing
     }
 
     @Test(.enabled(if: WatchCommandTests.binary != nil))
+    func aHugeTrustedDeviceTimeIsRefusedNotFatal() throws {
+        // Issue #17 items 6 and 9: `t = 1e300` with --device-time trust crashed the command
+        // (Int(_:) on the long-gap seconds) and would have stored a sample ending in year 506713.
+        let db = tempDB()
+        let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
+        let watch = try Watch([pty.path, "--db", db, "--id", "W3", "--device-time", "trust"])
+        #expect(watch.waitForOpen(pty.path))
+        let t = Int(Date().timeIntervalSince1970)
+        let last = "{\"steps\":160,\"seq\":3,\"t\":\(t + 20)}"
+        pty.send("{\"steps\":100,\"seq\":1,\"t\":\(t)}\n")
+        pty.send("{\"steps\":150,\"seq\":2,\"t\":1e300}\n")     // refused: bad-time
+        pty.send(last + "\n")                                        // +60 since the baseline
+        #expect(watch.wait(until: lineSeen(last)))
+        pty.unplug()
+        #expect(watch.finish() == 0)
+        #expect(try storedSteps(db) == 60)
+        let rejects = watch.all.filter { $0["event"] as? String == "reject" }
+        #expect(rejects.count == 1 && rejects.first?["reason"] as? String == "bad-time")
+        let ends = try HealthStore(path: db).samples(SampleQuery(type: .stepCount)).map(\.endDate)
+        #expect(ends.allSatisfy { $0 <= Date().addingTimeInterval(86_400) })
+    }
+
+    @Test(.enabled(if: WatchCommandTests.binary != nil))
     func missingDeviceExitsUnavailable() throws {
         let watch = try Watch(["/dev/healthgate-missing-tty", "--no-store"])
         #expect(watch.finish() == 69)

@@ -13,7 +13,9 @@ struct DecodePedometerCommand: ParsableCommand {
             cumulative count (1234, or 123.00). Vendor text such as "Step: 1234" needs a profile: \
             --format profile:seeed-bma456 (built-ins: \(VendorProfile.builtIn.keys.sorted().joined(separator: ", "))).
 
-            Exits 65 with the reason when the line is not a pedometer line.
+            Exits 65 with the reason when the line is not a pedometer line, or when a device time (t, t0, \
+            t1) is not a plausible Unix time: before 2000-01-01 or more than a day past this machine's clock \
+            (the same rule the reader applies).
 
             Example:
               healthgate decode pedometer 'steps:42,seq:3' --json
@@ -39,7 +41,7 @@ struct DecodePedometerCommand: ParsableCommand {
             guard trimmed.utf8.count <= LineFramer.defaultMaxLineBytes else {
                 throw CLIFailure("not a pedometer line: \(LineRejection.tooLong(bytes: trimmed.utf8.count))", code: .dataError)
             }
-            switch LineParser.parse(trimmed, format: fmt) {
+            switch LineParser.parse(trimmed, format: fmt, receivedAt: Date()) {
             case .failure(let why):
                 throw CLIFailure("not a pedometer line: \(why)", code: .dataError)
             case .success(let r):
