@@ -33,6 +33,12 @@ import Testing
         #expect(ok.status == 0 && ok.stdout.contains("78") && ok.stdout.contains("[795, 786]"))
         let bad = try Self.run(["decode", "heart-rate", "16z"])
         #expect(bad.status == 65 && bad.stderr.contains("not hex"))
+        // Issue #17 item 8: digits outside ASCII pass `Character.isHexDigit` and crashed the
+        // command (a force unwrap of UInt8(_:radix:)); they are bad data, exit 65 with a sentence.
+        for text in ["\u{FF10}048", "00\u{FF14}8", "\u{0660}\u{0664}", "1\u{FF21}", "\u{FF10}\u{FF10}"] {
+            let r = try Self.run(["decode", "heart-rate", text])
+            #expect(r.status == 65 && r.stderr.contains("not hex") && r.stderr.contains("ASCII"), "\(text): \(r.status) \(r.stderr)")
+        }
         let help = try Self.run(["decode", "heart-rate", "--help"])
         #expect(help.status == 0 && help.stdout.contains("1/1024 s") && help.stdout.contains("Example"))
     }
