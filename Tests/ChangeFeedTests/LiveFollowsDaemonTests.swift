@@ -46,6 +46,37 @@ struct LiveFollowsDaemonTests {
         #expect(!after.stderr.contains("owns the straps"))
     }
 
+    @Test("live's text line gives RR in milliseconds with the unit; --json keeps the ticks")
+    func rrHasAUnit() async throws {
+        // Issue #17 item 21: following the daemon, the text line printed raw ticks ("RR 512 1024").
+        let db = TempDB()
+        let config = db.dir.appendingPathComponent("gateway.toml")
+        try "[store]\npath = \"\(db.path)\"\n".write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try Child(["run", "--config", config.path])
+        #expect(await waitFor { FileManager.default.fileExists(atPath: db.path + ".daemon") })
+        let live = try Child(["live", "--count", "1", "--duration", "120", "--db", db.path])
+        let json = try Child(["live", "--json", "--count", "1", "--duration", "120", "--db", db.path])
+        #expect(await live.waitForStderr("owns the straps"))
+        #expect(await json.waitForStderr("owns the straps"))
+        // A child says it follows the daemon just before it takes its start anchor: a sample
+        // saved in between is not shown, so save again until both have printed one.
+        let store = try db.open()
+        for _ in 0..<30 {
+            try store.save([try QuantitySample(type: .heartRate, quantity: Quantity(70, .countPerMinute),
+                                               start: Date(), end: Date(), source: Source(name: "HealthGate BLE"),
+                                               device: Device(name: "Strap A"), rrIntervals: RRIntervals(ticks: [512, 1024, 831]))])
+            let text = await live.waitUntil(seconds: 2) { !$0.isEmpty }
+            let object = await json.waitUntil(seconds: 2) { !$0.compactMap(jsonObject).isEmpty }
+            if text && object { break }
+        }
+        #expect(live.outputLines.contains { $0.contains("70 count/min") && $0.hasSuffix("RR 500 1000 812 ms") }, "\(live.outputLines)")
+        let rr = json.outputLines.compactMap(jsonObject).first?["rrIntervals"] as? [String: Any]
+        #expect(rr?["ticks"] as? [Int] == [512, 1024, 831])
+        await live.stop()
+        await json.stop()
+        await daemon.stop()
+    }
+
     private func waitFor(seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {

@@ -125,7 +125,7 @@ struct LiveCommand: AsyncParsableCommand {
                     object["from"] = "daemon"
                     JSONOutput.emit(object)
                 } else {
-                    let rr = sample.rrIntervals.map { "  RR " + $0.ticks.map(String.init).joined(separator: " ") } ?? ""
+                    let rr = sample.rrIntervals.map { "  " + Self.rrText($0.ticks) } ?? ""
                     let contact = sample.metadata.sensorContact.map { "  contact \($0.name)" } ?? ""
                     print("\(ISO8601.string(sample.endDate))  \(device.first ?? "strap")  "
                           + "\(Table.number(sample.quantity.value)) \(sample.quantity.unit.unitString)\(contact)\(rr)")
@@ -140,6 +140,12 @@ struct LiveCommand: AsyncParsableCommand {
 
     static func time(_ d: Date) -> String {
         d.formatted(Date.VerbatimFormatStyle(format: "\(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)", timeZone: .current, calendar: .current))
+    }
+
+    /// RR intervals for a human line, oldest first, in whole milliseconds with the unit
+    /// (`RR 812 776 ms`); `--json` keeps the exact 1/1024 s ticks.
+    static func rrText(_ ticks: [UInt16]) -> String {
+        "RR " + ticks.map { String(format: "%.0f", Double($0) * 1000 / 1024) }.joined(separator: " ") + " ms"
     }
 
     static func contactText(_ c: SensorContact) -> String {
@@ -159,7 +165,7 @@ struct LiveCommand: AsyncParsableCommand {
             }
             var s = "\(time(r.receivedAt))  \(column(who, 14)) \(String(format: "%3d", Int(m.beatsPerMinute))) bpm  \(column(contactText(m.sensorContact), 12))"
             if !m.rrIntervals.isEmpty {
-                s += " RR " + m.rrIntervals.map { String(format: "%.0f", Double($0) * 1000 / 1024) }.joined(separator: " ") + " ms"
+                s += " " + rrText(m.rrIntervals.array)
             }
             if let e = m.energyExpendedKJ { s += "  \(e) kJ" }
             if m.truncated { s += "  (truncated)" }
