@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"]),
         // The composition root: configuration, sources wired to the pipeline, systemd and journald.
         .target(name: "Gateway",
-                dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Capture",
+                dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
                                .product(name: "TOMLKit", package: "TOMLKit"),
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers (an ATT server in Swift, bearers, pty pedometers) for tests and `demo`.
@@ -79,9 +79,9 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"]),
         .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "HeartRateProfile", "HealthModel"]),
         .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"]),
-        .testTarget(name: "UdevTests", dependencies: ["Udev"]),
+        .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
-                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "GATT", "SerialPedometer"]),
+                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "GATT", "SerialPedometer", "Udev"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
     ]

@@ -1,7 +1,9 @@
 import Foundation
+import HealthStore
 import Ingest
 import Logging
 import Synchronization
+import Udev
 
 /// Opens pedometers as they appear: every `interval` it looks for tty devices matching the
 /// configured rules and starts a ``PedometerSource`` for each match not already open; when a
@@ -14,19 +16,25 @@ public final class PedometerWatcher: Sendable {
     private let rules: [GatewayConfig.Pedometer]
     private let runner: SourceRunner
     private let logger: Logger
+    private let store: HealthStore?
     private let open = Mutex<Set<String>>([])
 
     /// How many matching pedometers are open right now.
     public var openCount: Int { open.withLock { $0.count } }
-    private let sysfs: String
+    private let sysfs: Sysfs
     private let devDir: String
 
     /// A watcher starting sources on `runner`.
-    public init(rules: [GatewayConfig.Pedometer], runner: SourceRunner, logger: Logger,
-                sysfs: String = "/sys/class/tty", devDir: String = "/dev") {
+    /// - Parameters:
+    ///   - store: where counter state of earlier versions' ids is carried over to today's id
+    ///     (``PedometerStateMigration``) before a pedometer is opened; nil skips that.
+    ///   - sysfs: the device tree to read (tests point it at one of their own).
+    public init(rules: [GatewayConfig.Pedometer], runner: SourceRunner, logger: Logger, store: HealthStore? = nil,
+                sysfs: Sysfs = .system, devDir: String = "/dev") {
         self.rules = rules
         self.runner = runner
         self.logger = logger
+        self.store = store
         self.sysfs = sysfs
         self.devDir = devDir
     }
@@ -51,8 +59,20 @@ public final class PedometerWatcher: Sendable {
         for (path, rule) in matches() {
             let isNew = open.withLock { $0.insert(path).inserted }
             guard isNew else { continue }
-            logger.notice("pedometer \(path) appeared (rule \(rule.name ?? rule.path ?? "usb")); opening it at \(rule.baud) baud, format \(rule.format)")
-            let source = PedometerSource(path: path, id: rule.id ?? defaultID(path), options: rule.sourceOptions,
+            let identity = self.identity(path, rule: rule)
+            logger.notice("pedometer \(path) appeared (rule \(rule.name ?? rule.path ?? "usb")); opening it as \(identity.id) (\(identity.basis.rawValue)) at \(rule.baud) baud, format \(rule.format)")
+            if let store {
+                do {
+                    if let old = try PedometerStateMigration.carryOver(in: store, identity: identity) {
+                        logger.notice("pedometer \(path): counter state carried over from its old id \(old) to \(identity.id)")
+                    }
+                } catch {
+                    logger.error("pedometer \(path): could not carry its counter state over from an old id (\(error)); not opening it now, retrying at the next scan")
+                    _ = open.withLock { $0.remove(path) }
+                    continue
+                }
+            }
+            let source = PedometerSource(path: path, id: identity.id, options: rule.sourceOptions,
                                          name: rule.name, reconnects: false)
             do {
                 try runner.start(source) { [self] in
@@ -78,44 +98,21 @@ public final class PedometerWatcher: Sendable {
                 if FileManager.default.fileExists(atPath: real), seen.insert(real).inserted { out.append((real, rule)) }
                 continue
             }
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: sysfs)) ?? []
-            for name in names.sorted() {
-                guard let usb = usbProperties(tty: name) else { continue }
-                if let v = rule.vendor, v != usb.vendor { continue }
-                if let p = rule.product, p != usb.product { continue }
-                if let s = rule.serial, s != usb.serial { continue }
-                let dev = "\(devDir)/\(name)"
+            for tty in sysfs.ttys() {
+                guard let usb = tty.usb else { continue }
+                if let v = rule.vendor, v != usb.vendorID { continue }
+                if let p = rule.product, p != usb.productID { continue }
+                if let s = rule.serial, s != usb.serial, s != usb.serial.map(PedometerIdentity.udevSafe) { continue }
+                let dev = "\(devDir)/\(tty.name)"
                 if seen.insert(dev).inserted { out.append((dev, rule)) }
             }
         }
         return out
     }
 
-    /// The id a pedometer's counter state is kept under when its rule names none: the USB
-    /// serial number (what `serial watch` uses by default, and stable when the adapter comes back
-    /// as another ttyUSBn), else the path.
-    func defaultID(_ path: String) -> String {
-        let tty = URL(fileURLWithPath: path).lastPathComponent
-        if let serial = usbProperties(tty: tty)?.serial, !serial.isEmpty { return serial }
-        return path
-    }
-
-    /// idVendor/idProduct/serial of the USB device above a tty, from sysfs.
-    func usbProperties(tty: String) -> (vendor: String, product: String, serial: String?)? {
-        let devicePath = "\(sysfs)/\(tty)/device"
-        guard (try? FileManager.default.destinationOfSymbolicLink(atPath: devicePath)) != nil else { return nil }
-        // Resolve every link on the way (in real sysfs the class entry is itself a link).
-        var dir = URL(fileURLWithPath: devicePath).resolvingSymlinksInPath()
-        for _ in 0..<6 {
-            let read = { (f: String) in
-                (try? String(contentsOf: dir.appendingPathComponent(f), encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-            }
-            if let v = read("idVendor"), let p = read("idProduct") {
-                return (v.lowercased(), p.lowercased(), read("serial"))
-            }
-            dir.deleteLastPathComponent()
-        }
-        return nil
+    /// The pedometer's identity (``PedometerIdentity``): the rule's `id`, else the USB serial
+    /// number, else the physical USB port, else the device node.
+    func identity(_ path: String, rule: GatewayConfig.Pedometer) -> PedometerIdentity {
+        PedometerIdentity.resolve(path: path, given: rule.id, sysfs: sysfs)
     }
 }

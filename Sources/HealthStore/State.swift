@@ -38,3 +38,34 @@ extension HealthStore {
         }
     }
 }
+
+extension HealthStore {
+    /// Carries a value over from keys an earlier version used: when `key` has no value and some of
+    /// `oldKeys` do, the one `pick` chooses (an index into the found entries, in `oldKeys` order)
+    /// becomes `key`'s value, and every old key found is removed — in one transaction, so the
+    /// value is neither lost nor left behind for another device to pick up. Nothing happens when
+    /// `key` already has a value or no old key has one.
+    /// - Returns: the old key the value came from, or nil.
+    @discardableResult
+    public func moveState(to key: String, fromAny oldKeys: [String],
+                          pick: ([(key: String, value: Data)]) -> Int?) throws -> String? {
+        try write { w in
+            let db = w.connection
+            let get = try db.prepare("SELECT value FROM state WHERE key = ?")
+            func value(_ k: String) throws -> Data? {
+                get.bind(1, k)
+                defer { get.reset() }
+                return try get.step() ? get.data(0) ?? Data() : nil
+            }
+            guard try value(key) == nil else { return nil }
+            var found: [(key: String, value: Data)] = []
+            for k in oldKeys where k != key {
+                if let v = try value(k), !found.contains(where: { $0.key == k }) { found.append((k, v)) }
+            }
+            guard !found.isEmpty, let i = pick(found), found.indices.contains(i) else { return nil }
+            try w.setState(key, found[i].value)
+            for f in found { try w.setState(f.key, nil) }
+            return found[i].key
+        }
+    }
+}

@@ -32,27 +32,29 @@ public struct TTYDevice: Sendable, Hashable, Codable {
     /// True for a device backed by hardware (it has a parent device); false for virtual
     /// consoles, `ptmx` and `console`.
     public var hasHardware: Bool
+    /// The physical USB port the adapter is plugged into, as udev names it in
+    /// `/dev/serial/by-path/` (``USBPort/path``); nil without a USB parent.
+    public var usbPortPath: String?
 
     /// The `/dev/serial/by-id/…` link, when udevd made one.
     public var byIDPath: String? { devlinks.first { $0.hasPrefix("/dev/serial/by-id/") } }
 
-    /// A stable id for the device: its USB serial number, else its by-id link's name, else its
-    /// kernel name (which may change between plugs).
+    /// The device's pedometer id (``PedometerIdentity``'s rule): its USB serial number, else the
+    /// physical USB port, else its device node (else its kernel name).
     public var stableID: String {
-        if let s = serialShort, !s.isEmpty { return s }
-        if let b = byIDPath { return (b as NSString).lastPathComponent }
-        return sysname
+        PedometerIdentity.choose(serial: serialShort, usbPort: usbPortPath, node: devnode ?? sysname).id
     }
 
     /// Creates a description by hand (tests, captures).
     public init(sysname: String, devnode: String? = nil, syspath: String = "", properties: [String: String] = [:],
                 tags: [String] = [], devlinks: [String] = [], vendorID: String? = nil, modelID: String? = nil,
                 serialShort: String? = nil, manufacturer: String? = nil, product: String? = nil,
-                driver: String? = nil, idsFromSysfs: Bool = false, hasHardware: Bool = true) {
+                driver: String? = nil, idsFromSysfs: Bool = false, hasHardware: Bool = true, usbPortPath: String? = nil) {
         self.sysname = sysname; self.devnode = devnode; self.syspath = syspath; self.properties = properties
         self.tags = tags; self.devlinks = devlinks; self.vendorID = vendorID; self.modelID = modelID
         self.serialShort = serialShort; self.manufacturer = manufacturer; self.product = product
         self.driver = driver; self.idsFromSysfs = idsFromSysfs; self.hasHardware = hasHardware
+        self.usbPortPath = usbPortPath
     }
 
     /// Reads a device from a libudev handle, falling back to sysfs attributes of the USB parent
@@ -85,6 +87,7 @@ public struct TTYDevice: Sendable, Hashable, Codable {
         manufacturer = props["ID_VENDOR"]
         product = props["ID_MODEL"]
         idsFromSysfs = false
+        usbPortPath = syspath.isEmpty ? nil : USBPort(ttyClassDirectory: syspath, sysfs: Sysfs(root: "/sys"))?.path
         if vendorID == nil, let usb = udev_device_get_parent_with_subsystem_devtype(dev, "usb", "usb_device") {
             func attr(_ name: String) -> String? {
                 str(udev_device_get_sysattr_value(usb, name))?.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -3,6 +3,7 @@ import Logging
 import Testing
 @testable import Gateway
 @testable import Ingest
+import Udev
 
 /// Matching pedometer rules against a sysfs-shaped tree (tty → device link → USB ids).
 @Suite struct PedometerWatcherTests {
@@ -29,7 +30,7 @@ import Testing
     func watcher(_ rules: [GatewayConfig.Pedometer], root: String) throws -> PedometerWatcher {
         let p = try IngestPipeline(sink: RecordingSink())
         return PedometerWatcher(rules: rules, runner: SourceRunner(pipeline: p, logger: Logger(label: "t")),
-                                logger: Logger(label: "t"), sysfs: "\(root)/class/tty", devDir: "/dev")
+                                logger: Logger(label: "t"), sysfs: Sysfs(root: root), devDir: "/dev")
     }
 
     @Test func matchesByVendorProductAndSerial() throws {

@@ -21,7 +21,7 @@ import Testing
         let tty1 = try #require(devices.first { $0.sysname == "tty1" })
         #expect(!tty1.hasHardware)
         #expect(tty1.vendorID == nil)
-        #expect(tty1.stableID == "tty1")
+        #expect(tty1.stableID == "/dev/tty1", "no USB parent: the pedometer id is the device node")
     }
 
     @Test func lookupByNodeFindsTheSameDevice() throws {

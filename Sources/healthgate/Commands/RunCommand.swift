@@ -107,7 +107,7 @@ struct RunCommand: ParsableCommand {
                     return try connector(target, cancel)
                 })
             }
-            let watcher = PedometerWatcher(rules: cfg.pedometers, runner: runtime.runner, logger: logger)
+            let watcher = PedometerWatcher(rules: cfg.pedometers, runner: runtime.runner, logger: logger, store: db)
             logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
             let straps = sources.compactMap { $0 as? StrapSource }.map(\.stats)
             let pedometerRules = cfg.pedometers.count

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Gateway
 import HealthModel
 import HealthStore
 import SerialPedometer
@@ -129,10 +130,14 @@ private final class Watcher: @unchecked Sendable {
     }
 
     /// Opens a link for `path`, resuming the device's persisted state.
-    func open(path: String, id: String, tty: TTYDevice?, state: CounterState?, onEnd: @escaping @Sendable (LinkEvent) -> Void) throws -> PedometerLink {
+    func open(path: String, identity: PedometerIdentity, tty: TTYDevice?, state: CounterState?, onEnd: @escaping @Sendable (LinkEvent) -> Void) throws -> PedometerLink {
+        let id = identity.id
         var recorder: PedometerRecorder?
         var resume = state
         if let store {
+            if let old = try PedometerStateMigration.carryOver(in: store, identity: identity), !command.json {
+                Console.note("counter state of \(path) carried over from its old id \(old) to \(id)")
+            }
             let device = Device(name: tty?.product ?? (path as NSString).lastPathComponent, manufacturer: tty?.manufacturer,
                                 model: tty.flatMap { t in t.vendorID.map { "\($0):\(t.modelID ?? "")" } },
                                 localIdentifier: "serial:\(id)")
@@ -155,7 +160,8 @@ private final class Watcher: @unchecked Sendable {
 
     func runOne(path: String) throws {
         let tty = try? Udev().device(node: path)
-        let id = command.id ?? tty.map(\.stableID).flatMap { $0.isEmpty ? nil : $0 } ?? path
+        let identity = PedometerIdentity.resolve(path: path, given: command.id)
+        let id = identity.id
         let done = DispatchSemaphore(value: 0)
         let current = Mutex<PedometerLink?>(nil)
         let trap = SerialSignalTrap {
@@ -167,7 +173,7 @@ private final class Watcher: @unchecked Sendable {
         while !trap.triggered {
             let link: PedometerLink
             do {
-                link = try open(path: path, id: id, tty: tty, state: state) { _ in }
+                link = try open(path: path, identity: identity, tty: tty, state: state) { _ in }
             } catch let e as SerialPortError where !first && command.reopen {
                 if case .notFound = e {} else if case .permissionDenied = e {} else { throw e }
                 if done.wait(timeout: .now() + 0.2) == .success { break }
@@ -233,13 +239,14 @@ private final class Watcher: @unchecked Sendable {
         guard claimed else { return }
         let already = links.withLock { $0[node] != nil }
         if already { opening.withLock { _ = $0.remove(node) }; return }
-        let id = tty.stableID
+        let identity = PedometerIdentity.resolve(path: node)
+        let id = identity.id
         var lastError: (any Error)?
         for attempt in 0..<(retry ? 25 : 1) {
             if attempt > 0 { usleep(200_000) }
             do {
                 let carried = store == nil ? remembered.withLock { $0[id] } : nil
-                let link = try open(path: node, id: id, tty: tty, state: carried) { [self] event in
+                let link = try open(path: node, identity: identity, tty: tty, state: carried) { [self] event in
                     if case .gone = event {
                         let ended = links.withLock { $0.removeValue(forKey: node) }
                         if let ended {
