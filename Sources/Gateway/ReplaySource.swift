@@ -7,9 +7,16 @@ import SerialPedometer
 import Synchronization
 
 /// A capture file (docs/capture-format.md) as an ingest source: every BLE record is decoded as a
-/// Heart Rate Measurement and every serial line goes through the pedometer session (framing,
-/// parsing, the step counter), exactly as live data would, with the capture's receipt times as
-/// sample times. Paced at `speed`× the recorded rate, or as fast as the pipeline takes it.
+/// Heart Rate Measurement and every serial line goes through the pedometer path `run` uses
+/// (``PedometerStream``: parsing, the step counter, sync identifiers), exactly as live data would, with the capture's receipt
+/// times as sample times. Paced at `speed`× the recorded rate, or as fast as the pipeline takes it.
+///
+/// A captured pedometer's id is its device's local identifier without the `serial:` prefix (what
+/// the live path writes), else its name, and its steps carry sync identifiers made by the live
+/// rules. A capture is a complete past stream: its counter starts at the capture's first reading
+/// and its state is not persisted (it would overwrite the live device's counter, which is
+/// further on). So replaying a capture a second time gives the same sync identifiers, and the
+/// store keeps each step once.
 ///
 /// A file is not a sensor: when the ring is full the replay waits for the writer instead of
 /// spilling, so nothing is dropped however fast it runs.
@@ -47,7 +54,16 @@ public struct ReplaySource: IngestSource {
         let steps = try slots.slot(for: .stepCount)
         let serial = try slots.slot(for: PedometerSource.source)
         var deviceSlots: [Device: UInt16] = [:]
-        var sessions: [Device: PedometerSession] = [:]
+        var pedometers: [Device: PedometerStream] = [:]
+        let pedometerCounters = PedometerSource.Counters()
+        defer {
+            // The end of the file is the end of each pedometer's stream: settle held readings
+            // (also when stopped early).
+            let end = Date(timeIntervalSince1970: records.last?.t ?? Date().timeIntervalSince1970)
+            for device in pedometers.keys { pedometers[device]!.finish(at: end) }
+            counters.rejectedLines.add(pedometerCounters.rejected.load(ordering: .relaxed), ordering: .relaxed)
+            counters.pushed.add(pedometerCounters.intervals.load(ordering: .relaxed), ordering: .relaxed)
+        }
         var mappers: [Device: HeartRateRecordMapper] = [:]   // the daemon's rules, one per strap
         let t0 = records.first?.t ?? 0
         let wall0 = Date().timeIntervalSince1970
@@ -76,27 +92,35 @@ public struct ReplaySource: IngestSource {
                 if !stored { counters.skippedBLE.add(1, ordering: .relaxed) }
             case .serial:
                 guard let line = rec.line else { continue }
-                var session = try sessions[rec.device] ?? PedometerSession(
-                    format: .auto, counter: StepCounter(configuration: try CounterConfiguration(
-                        deviceID: rec.device.localIdentifier ?? rec.device.name ?? "replay")))
-                for e in session.feedLine(line, receivedAt: rec.receivedAt) {
-                    switch e {
-                    case .rejected: counters.rejectedLines.add(1, ordering: .relaxed)
-                    case .sample(let i):
-                        push(SampleRecord(typeSlot: steps, value: Double(i.steps), start: i.start.timeIntervalSince1970,
-                                          end: i.end.timeIntervalSince1970, sourceSlot: serial, deviceSlot: device),
-                             into: ring, stop: stop)
-                    case .accepted, .counter: break
-                    }
+                if pedometers[rec.device] == nil {
+                    let id = Self.pedometerID(rec.device)
+                    let counter = StepCounter(configuration: try CounterConfiguration(deviceID: id))
+                    pedometers[rec.device] = PedometerStream(
+                        session: PedometerSession(format: .auto, counter: counter), ring: ring, key: nil,
+                        counters: pedometerCounters, device: rec.device, slots: (steps, serial, device),
+                        beforePush: { [self] in waitForRoom(in: ring, stop: stop) })
                 }
-                sessions[rec.device] = session
+                pedometers[rec.device]!.feedLine(line, at: rec.receivedAt)
             }
         }
     }
 
+    /// The pedometer id of a captured device: its local identifier without `serial:`, else its name.
+    static func pedometerID(_ device: Device) -> String {
+        if let local = device.localIdentifier, !local.isEmpty {
+            return local.hasPrefix("serial:") && local.count > 7 ? String(local.dropFirst(7)) : local
+        }
+        return device.name ?? "replay"
+    }
+
+    /// Back-pressure for files: wait while the ring is full rather than spill.
+    private func waitForRoom(in ring: SampleRing, stop: IngestStop) {
+        while ring.pendingCount >= ring.capacity, !stop.isRaised { usleep(200) }
+    }
+
     /// Back-pressure for files: wait while the ring is full rather than spill.
     private func push(_ r: SampleRecord, into ring: SampleRing, stop: IngestStop) {
-        while ring.pendingCount >= ring.capacity, !stop.isRaised { usleep(200) }
+        waitForRoom(in: ring, stop: stop)
         ring.push(r)
         counters.pushed.add(1, ordering: .relaxed)
     }

@@ -9,8 +9,7 @@ import HealthGateTesting
     let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("samples")
 
-    func replay(_ file: String, _ extra: [String] = []) async throws -> (Int32, [String: Any], String) {
-        let db = tempDBPath("replay")
+    func replay(_ file: String, _ extra: [String] = [], db: String = tempDBPath("replay")) async throws -> (Int32, [String: Any], String) {
         let child = try Child(["replay", samples.appendingPathComponent(file).path, "--db", db, "--json"] + extra)
         let status = await offThread { child.wait() }
         let obj = (try? JSONSerialization.jsonObject(with: Data(child.stdout.utf8))) as? [String: Any] ?? [:]
@@ -45,6 +44,29 @@ import HealthGateTesting
         let committed = try #require(summary["committed"] as? Int)
         #expect(committed > 0)
         #expect(try HealthStore(path: db).count(SampleQuery(type: .stepCount)) == committed)
+    }
+
+    /// Replayed steps follow the live pedometer rules: sync identifiers under the captured
+    /// device's id, so a second replay of the same capture stores nothing twice; the live
+    /// device's counter state is left alone.
+    @Test func replayedStepsCarrySyncIdentifiersAndStateSoASecondReplayAddsNothing() async throws {
+        let (status, summary, db) = try await replay("pedometer-session.capture.jsonl", ["--max"])
+        #expect(status == 0)
+        let store = try HealthStore(path: db)
+        let first = try store.samples(SampleQuery(type: .stepCount))
+        let total = first.reduce(0) { $0 + $1.quantity.value }
+        #expect(!first.isEmpty && (summary["committed"] as? Int) == first.count)
+        let ids = first.compactMap(\.metadata.syncIdentifier)
+        #expect(ids.count == first.count && Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.hasPrefix("serial:sim-1:") }, "\(ids.prefix(3))")
+        #expect(first.allSatisfy { $0.metadata.syncVersion == 1 && $0.device?.localIdentifier == "serial:sim-1" })
+        #expect(try store.state("serial.counter.sim-1") == nil)
+
+        let (again, _, _) = try await replay("pedometer-session.capture.jsonl", ["--max"], db: db)
+        #expect(again == 0)
+        let second = try store.samples(SampleQuery(type: .stepCount))
+        #expect(second.count == first.count)
+        #expect(second.reduce(0) { $0 + $1.quantity.value } == total)
     }
 
     @Test func aMissingFileExits66() async throws {
