@@ -13,7 +13,6 @@ let package = Package(
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "HeartRateProfile", targets: ["HeartRateProfile"]),
         .library(name: "Capture", targets: ["Capture"]),
-        .library(name: "HealthGateTesting", targets: ["HealthGateTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -57,31 +56,33 @@ let package = Package(
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
                                .product(name: "TOMLKit", package: "TOMLKit"),
                                .product(name: "Logging", package: "swift-log")]),
-        // Simulated peers (an ATT server in Swift, bearers, pty pedometers) for tests and `demo`.
-        .target(name: "HealthGateTesting", dependencies: ["GATT", "HeartRateProfile", "HealthModel"]),
+        // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
+        .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel"]),
 
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
-                "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "HealthGateTesting", "GATT",
+                "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "CSQLite", "SerialPedometer", "Udev",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
         // Tests: one target per module (Swift Testing, one file per feature).
+        // Test-only helpers: the built `healthgate` as a child process, blocking work off the pool.
+        .target(name: "HealthGateTesting"),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "BluetoothLinuxTests",
-                    dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
+                    dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "Simulators", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
         .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "HeartRateProfile", "HealthModel"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "Simulators", "HeartRateProfile", "HealthModel"]),
         .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"]),
         .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
-                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "GATT", "SerialPedometer", "Udev"]),
+                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
     ]

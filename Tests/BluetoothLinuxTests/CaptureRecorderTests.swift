@@ -1,7 +1,7 @@
 import Capture
 import Foundation
-import HealthGateTesting
 import HealthModel
+import Simulators
 import Testing
 @testable import BluetoothLinux
 

@@ -1,9 +1,9 @@
 import Foundation
 import GATT
-import HealthGateTesting
 import HealthModel
 import HealthStore
 import HeartRateProfile
+import Simulators
 import Synchronization
 import Testing
 @testable import BluetoothLinux

@@ -1,8 +1,8 @@
 import Foundation
 import GATT
-import HealthGateTesting
 import HealthModel
 import HealthStore
+import Simulators
 import Testing
 @testable import BluetoothLinux
 

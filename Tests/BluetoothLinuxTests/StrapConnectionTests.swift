@@ -1,6 +1,6 @@
 import GATT
-import HealthGateTesting
 import HealthModel
+import Simulators
 import Testing
 @testable import BluetoothLinux
 

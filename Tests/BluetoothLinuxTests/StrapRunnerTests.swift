@@ -1,6 +1,6 @@
 import Foundation
 import GATT
-import HealthGateTesting
+import Simulators
 import Synchronization
 import Testing
 @testable import BluetoothLinux

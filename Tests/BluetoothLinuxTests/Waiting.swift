@@ -1,6 +1,6 @@
 import GATT
-import HealthGateTesting
 import Foundation
+import Simulators
 import Synchronization
 
 /// Collects values from any thread, for tests.

@@ -1,6 +1,6 @@
 import Foundation
 import GATT
-import HealthGateTesting
+import Simulators
 import Testing
 
 /// Discovery against the simulated strap: exact bytes on the wire, and every handle layout.

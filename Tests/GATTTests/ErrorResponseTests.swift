@@ -1,6 +1,7 @@
 import Foundation
 import GATT
 import HealthGateTesting
+import Simulators
 import Testing
 
 /// Error Responses become named ``GATTError/attribute(_:request:handle:)`` errors.

@@ -1,5 +1,5 @@
 import GATT
-import HealthGateTesting
+import Simulators
 import Testing
 
 /// Several straps at once, each with its own client, layout and notification stream.

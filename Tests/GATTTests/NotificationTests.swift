@@ -1,5 +1,5 @@
 import GATT
-import HealthGateTesting
+import Simulators
 import Synchronization
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
 import GATT
-import HealthGateTesting
 import HealthModel
 import HeartRateProfile
+import Simulators
 import Testing
 
 /// The simulated strap end to end: a generated signal over a real socket pair, decoded and

@@ -1,6 +1,6 @@
 import GATT
-import HealthGateTesting
 import Glibc
+import Simulators
 import Synchronization
 
 /// Which bearer a test runs over: both must behave the same.

@@ -1,5 +1,5 @@
 import GATT
-import HealthGateTesting
+import Simulators
 import Testing
 
 /// The ATT transaction timeout (30 s in production; injected short here).

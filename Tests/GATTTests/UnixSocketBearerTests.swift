@@ -1,7 +1,7 @@
 import Foundation
 import GATT
 import Glibc
-import HealthGateTesting
+import Simulators
 import Testing
 
 /// The Unix-socket ATT transport: a listener in the file system serves a peripheral, the client

@@ -1,5 +1,6 @@
 import Foundation
 import GATT
+import Simulators
 import Synchronization
 import HealthModel
 import HealthStore

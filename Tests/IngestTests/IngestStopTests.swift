@@ -2,6 +2,7 @@ import Foundation
 import GATT
 import HealthGateTesting
 import Ingest
+import Simulators
 import Synchronization
 import Testing
 @testable import Gateway

@@ -3,6 +3,7 @@ import HealthGateTesting
 import HealthModel
 import Logging
 import SerialPedometer
+import Simulators
 import Testing
 @testable import Gateway
 @testable import Ingest

@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 import Logging
 import SerialPedometer
+import Simulators
 import Testing
 import Udev
 @testable import Gateway

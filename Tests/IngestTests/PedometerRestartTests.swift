@@ -3,6 +3,7 @@ import HealthGateTesting
 import HealthModel
 import HealthStore
 import SerialPedometer
+import Simulators
 import Synchronization
 import Testing
 @testable import Gateway

@@ -3,6 +3,7 @@ import HealthGateTesting
 import HealthModel
 import HealthStore
 import SerialPedometer
+import Simulators
 import Testing
 @testable import Gateway
 @testable import Ingest

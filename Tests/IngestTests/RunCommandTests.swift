@@ -2,6 +2,7 @@ import Foundation
 import HealthGateTesting
 import HealthModel
 import HealthStore
+import Simulators
 import Testing
 #if canImport(Glibc)
 @preconcurrency import Glibc

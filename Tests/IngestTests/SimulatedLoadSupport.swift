@@ -1,7 +1,7 @@
 import Foundation
-import HealthGateTesting
 import HealthModel
 import HealthStore
+import Simulators
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

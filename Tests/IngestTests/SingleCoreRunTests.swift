@@ -1,5 +1,6 @@
 import Foundation
 import HealthGateTesting
+import Simulators
 import Testing
 #if canImport(Glibc)
 @preconcurrency import Glibc

@@ -2,11 +2,11 @@ import ArgumentParser
 import CSQLite
 import Foundation
 import Gateway
-import HealthGateTesting
 import HealthModel
 import HealthStore
 import HeartRateProfile
 import Ingest
+import Simulators
 import Synchronization
 
 extension StoreSink.Durability: ExpressibleByArgument {}

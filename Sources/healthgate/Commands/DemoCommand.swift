@@ -2,12 +2,12 @@ import ArgumentParser
 import Foundation
 import Gateway
 import GATT
-import HealthGateTesting
 import HealthModel
 import HealthStore
 import HeartRateProfile
 import Ingest
 import Logging
+import Simulators
 import Synchronization
 
 /// `healthgate demo`: the whole pipeline with simulated hardware, no setup needed.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import HealthGateTesting
+import Simulators
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
