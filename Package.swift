@@ -70,8 +70,8 @@ let package = Package(
             ]),
 
         // Tests: one target per module (Swift Testing, one file per feature).
-        // Test-only helpers: the built `healthgate` as a child process, blocking work off the pool.
-        .target(name: "HealthGateTesting"),
+        // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
+        .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "BluetoothLinuxTests",

@@ -3,10 +3,11 @@ import Synchronization
 
 /// A transport that carries ATT PDUs: "send one PDU / receive PDUs".
 ///
-/// The kernel's L2CAP ATT socket (module `BluetoothLinux`), the in-memory pair and the
-/// `socketpair` pair of `HealthGateTesting` all implement it, so ``GATTClient`` and the test
-/// server run unchanged over any of them. Every PDU is one message: a bearer never splits or
-/// joins PDUs (L2CAP and `SOCK_SEQPACKET` keep message boundaries).
+/// The kernel's L2CAP ATT socket (module `BluetoothLinux`), the `socketpair` pair of
+/// `Simulators` and the in-memory pair of `HealthGateTesting` all implement it, so
+/// ``GATTClient`` and the simulated server run unchanged over any of them. Every PDU is one
+/// message: a bearer never splits or joins PDUs (L2CAP and `SOCK_SEQPACKET` keep message
+/// boundaries).
 ///
 /// Thread rules: ``send(_:)`` may be called from any thread, also while another thread is
 /// blocked in ``receive(into:)``; ``receive(into:)`` is called by one thread at a time (the

@@ -89,7 +89,7 @@ public enum SimulatedFault: Sendable, Hashable {
 ///
 /// Thread rules: a `Sendable` class; every method may be called from any thread. Each
 /// connection's requests are served on its own thread. One connection at a time, like most
-/// straps: a new ``connect()`` closes the previous link.
+/// straps: a new connection (``serve(_:)``) closes the previous link.
 public final class SimulatedPeripheral: Sendable {
     /// The attribute table, in handle order.
     public let attributes: [SimulatedAttribute]
@@ -165,14 +165,6 @@ public final class SimulatedPeripheral: Sendable {
     }
 
     // MARK: Connections
-
-    /// Connects a new client over an in-memory bearer and serves it on a new thread.
-    /// - Returns: the client's end of the link.
-    public func connect() -> any ATTBearer {
-        let (client, server) = InMemoryATTBearer.makePair()
-        serve(server)
-        return client
-    }
 
     /// Connects a new client over `socketpair(AF_UNIX, SOCK_SEQPACKET)`: real ATT bytes on a
     /// real socket.

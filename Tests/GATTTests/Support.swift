@@ -1,4 +1,5 @@
 import GATT
+import HealthGateTesting
 import Glibc
 import Simulators
 import Synchronization

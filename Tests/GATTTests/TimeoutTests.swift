@@ -1,4 +1,5 @@
 import GATT
+import HealthGateTesting
 import Simulators
 import Testing
 
