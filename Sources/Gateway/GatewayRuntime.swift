@@ -49,7 +49,9 @@ public final class GatewayRuntime: Sendable {
         }
         pipeline.onStallChange { reason in
             if let reason {
-                log.error("the store refused a batch and the writer is holding it: \(reason); sources keep running into their rings and overflow lists (see stats), and the writer retries")
+                // Warning, not error: nothing is lost yet and the writer resumes by itself; the
+                // status line repeats it at warning while it lasts (journalctl -p warning).
+                log.warning("the store refused a batch and the writer is holding it: \(reason); sources keep running into their rings and overflow lists (see stats), and the writer retries")
                 notifier.status("stalled: \(reason)")
             } else {
                 log.notice("the store accepts writes again; the writer resumed")
@@ -141,7 +143,9 @@ public final class GatewayRuntime: Sendable {
             if due {
                 let prefix = devices?() ?? ""
                 let line = (prefix.isEmpty ? "" : prefix + "; ") + Self.statusLine(s)
-                logger.info("\(line)")
+                // While the store is stalled the status line is the periodic reminder of it, at
+                // the stall's own level, so `journalctl -p warning` shows it lasting.
+                logger.log(level: s.stalledBy == nil ? .info : .warning, "\(line)")
                 notifier.status(line)
             }
         }

@@ -27,9 +27,11 @@ import Ingest
 ///   reading (0xFFFF) carry flags the store writes as `live`'s metadata keys
 ///   (``HealthModel/Metadata/payloadTruncatedKey``, ``HealthModel/Metadata/energySaturatedKey``).
 ///
-/// Not carried on this path (records are fixed-size): RR intervals beyond the newest
-/// ``SampleRecord/maxRR`` of one notification (possible only with a raised MTU): the kept ones
-/// are then marked as preceded by a gap, where `live` keeps them all.
+/// - Nothing a strap sends is cut: a notification with more placeable RR intervals than fit in
+///   a record (``SampleRecord/maxRR``, possible only with a raised MTU) gives its heart-rate
+///   record an attachment with all of them (the pipeline's side channel; this rare path
+///   allocates), and given the payload, RR beyond what the decoder keeps (``RRTicks/capacity``)
+///   are read from it.
 ///
 /// A value type owned by the source's producer thread.
 public struct HeartRateRecordMapper: Sendable {
@@ -93,41 +95,58 @@ public struct HeartRateRecordMapper: Sendable {
         windowStart = nil
     }
 
-    /// Adds `r`'s RR intervals to the SDNN window; returns the SDNN record when it completes.
-    private mutating func collectSDNN(_ r: SampleRecord, at t: Double) -> SampleRecord? {
+    /// Adds `ticks` (one sample's RR intervals) to the SDNN window; returns the SDNN record when
+    /// it completes.
+    private mutating func collectSDNN<C: Collection<UInt16>>(_ ticks: C, gap: Bool, at t: Double) -> SampleRecord? {
         guard let span = sdnnWindow else { return nil }
-        var ticks = 0
-        withUnsafeBytes(of: r.rr) { raw in
-            for i in 0..<Int(r.rrCount) { ticks += Int(raw.load(fromByteOffset: i * 2, as: UInt16.self)) }
-        }
+        var sum = 0
+        for x in ticks { sum += Int(x) }
         // A gap, or a clock stepped backwards since the last beats (the window would end before
         // it starts), begins a new window.
-        if r.flags.contains(.rrPrecededByGap) || windowStart == nil || t < windowLast {
+        if gap || windowStart == nil || t < windowLast {
             windowTicks = 0; windowCount = 0; windowMean = 0; windowM2 = 0
-            windowStart = t - Double(ticks) / 1024
+            windowStart = t - Double(sum) / 1024
         }
         windowLast = t
-        withUnsafeBytes(of: r.rr) { raw in
-            for i in 0..<Int(r.rrCount) {
-                let ms = Double(raw.load(fromByteOffset: i * 2, as: UInt16.self)) * 1000 / 1024
-                windowCount += 1
-                let delta = ms - windowMean
-                windowMean += delta / Double(windowCount)
-                windowM2 += delta * (ms - windowMean)
-            }
+        for x in ticks {
+            let ms = Double(x) * 1000 / 1024
+            windowCount += 1
+            let delta = ms - windowMean
+            windowMean += delta / Double(windowCount)
+            windowM2 += delta * (ms - windowMean)
         }
-        windowTicks += ticks
+        windowTicks += sum
         guard Double(windowTicks) / 1024 >= span, windowCount >= 2, let start = windowStart else { return nil }
         let sd = (windowM2 / Double(windowCount - 1)).squareRoot()
         windowStart = nil
         return SampleRecord(typeSlot: slots.sdnn, value: sd, start: start, end: t, sourceSlot: slots.source, deviceSlot: slots.device)
     }
 
+    /// Where the placeable RR intervals of `rr` start: after the last invalid value (0 or
+    /// 0xFFFF), and whether there was one.
+    private static func placeable<C: BidirectionalCollection<UInt16>>(_ rr: C) -> (first: C.Index, sawInvalid: Bool) {
+        var first = rr.startIndex
+        var invalid = false
+        var i = rr.startIndex
+        while i != rr.endIndex {
+            if rr[i] == 0 || rr[i] == 0xFFFF { first = rr.index(after: i); invalid = true }
+            i = rr.index(after: i)
+        }
+        return (first, invalid)
+    }
+
     /// Maps notification `m` received at `t` (Unix seconds), handing each record to `emit`: the
     /// heart-rate record (unless 0 bpm), then an energy record when energy was spent, then an
     /// SDNN record when a window completed. Returns whether a heart-rate record was emitted.
+    ///
+    /// `emit`'s attachment is nil except for a heart-rate record with more RR intervals than fit
+    /// inline: then it carries all of them (push the record with it). `payload`, the
+    /// notification's bytes, lets the mapper recover RR intervals beyond the decoder's
+    /// ``RRTicks/capacity``; without it such a list is cut to the decoded ones, and the next RR
+    /// is marked as preceded by a gap.
     @discardableResult
-    public mutating func map(_ m: HeartRateMeasurement, at t: Double, emit: (SampleRecord) -> Void) -> Bool {
+    public mutating func map(_ m: HeartRateMeasurement, at t: Double, payload: UnsafeRawBufferPointer? = nil,
+                             emit: (SampleRecord, SampleAttachment?) -> Void) -> Bool {
         let bpm = m.beatsPerMinute
         var flags: SampleRecord.Flags = []
         switch m.sensorContact {
@@ -135,48 +154,72 @@ public struct HeartRateRecordMapper: Sendable {
         case .notDetected: flags.insert(.contactSupported)
         case .detected: flags.formUnion([.contactSupported, .contactDetected])
         }
-        if m.truncated { flags.insert(.payloadTruncated) }
+        var overflowed = false
+        if case .rrOverflow? = m.malformation { overflowed = true }
+        // The rare path (a raised MTU): every interval, from the payload when the decoder cut them.
+        let all: [UInt16]? = overflowed ? payload.map { HeartRateMeasurement.allRRIntervals(in: $0) } : nil
+        // Recovered from the payload, an overflowing RR list is whole: nothing was truncated.
+        if m.truncated && all == nil { flags.insert(.payloadTruncated) }
         var r = SampleRecord(typeSlot: slots.heartRate, value: Double(bpm), start: t, end: t,
                              sourceSlot: slots.source, deviceSlot: slots.device, flags: flags)
         r.heartRateSensorLocation = sensorLocation
 
-        let rr = m.rrIntervals
-        if !rr.isEmpty {
-            // Only the intervals after the last invalid one can be placed.
-            var first = rr.startIndex
-            var gap = gapPending
-            for i in rr.indices where rr[i] == 0 || rr[i] == 0xFFFF {
-                first = rr.index(after: i)
-                gap = true
-            }
+        var spilled: [UInt16]?
+        var hadRR = false
+        var gap = gapPending
+        if let all, !all.isEmpty {
+            hadRR = true
+            let (first, invalid) = Self.placeable(all)
+            if invalid { gap = true }
+            if first < all.endIndex {
+                if bpm == 0 { gapPending = true } else {
+                    spilled = Array(all[first...])
+                    if gap { r.flags.insert(.rrPrecededByGap) }
+                    gapPending = false
+                }
+            } else { gapPending = true }
+        } else if !m.rrIntervals.isEmpty {
+            hadRR = true
+            let rr = m.rrIntervals
+            let (first, invalid) = Self.placeable(rr)
+            if invalid { gap = true }
             if first < rr.endIndex {
                 if bpm == 0 {
                     gapPending = true   // no sample to carry them
                 } else {
-                    // More than fit inline (only with a raised MTU): keep the newest — the ones
-                    // that can be placed back from the receipt time — and mark the gap before them.
                     if rr.distance(from: first, to: rr.endIndex) > SampleRecord.maxRR {
-                        first = rr.index(rr.endIndex, offsetBy: -SampleRecord.maxRR)
-                        gap = true
+                        spilled = Array(rr[first...])   // more than fit inline: all of them ride in an attachment
+                    } else {
+                        for i in first..<rr.endIndex { r.appendRR(rr[i]) }
                     }
-                    for i in first..<rr.endIndex { r.appendRR(rr[i]) }
                     if gap { r.flags.insert(.rrPrecededByGap) }
                     gapPending = false
                 }
             } else {
                 gapPending = true
             }
-            lastRRAt = t
         } else if bpm > 0, let since = lastRRAt, (t - since) * Double(bpm) / 60 >= 2 {
             gapPending = true
         }
+        if hadRR { lastRRAt = t }
         switch m.malformation {
-        case .oddTrailingByte?, .rrOverflow?: gapPending = true
+        case .oddTrailingByte?: gapPending = true
+        case .rrOverflow? where all == nil: gapPending = true   // intervals were cut: beats are missing
         default: break
         }
 
-        if bpm > 0 { emit(r) } else { skipped += 1 }
-        let sdnn = r.rrCount > 0 && bpm > 0 ? collectSDNN(r, at: t) : nil
+        if bpm > 0 { emit(r, spilled.map { SampleAttachment(rrIntervals: $0) }) } else { skipped += 1 }
+        var sdnn: SampleRecord?
+        if bpm > 0 {
+            if let spilled {
+                sdnn = collectSDNN(spilled, gap: r.flags.contains(.rrPrecededByGap), at: t)
+            } else if r.rrCount > 0 {
+                let rr = r.rr, n = Int(r.rrCount)
+                sdnn = withUnsafeBytes(of: rr) { raw in
+                    collectSDNN(raw.bindMemory(to: UInt16.self).prefix(n), gap: r.flags.contains(.rrPrecededByGap), at: t)
+                }
+            }
+        }
 
         if let kj = m.energyExpendedKJ {
             if let last = lastEnergy {
@@ -187,12 +230,12 @@ public struct HeartRateRecordMapper: Sendable {
                     // the interval end before it starts: it becomes zero-length at the new time.
                     emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: min(last.at, t), end: t,
                                       sourceSlot: slots.source, deviceSlot: slots.device,
-                                      flags: kj == 0xFFFF ? .energySaturated : []))
+                                      flags: kj == 0xFFFF ? .energySaturated : []), nil)
                 }
             }
             lastEnergy = (kj, t)
         }
-        if let sdnn { emit(sdnn) }
+        if let sdnn { emit(sdnn, nil) }
         return bpm > 0
     }
 }

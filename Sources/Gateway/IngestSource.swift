@@ -18,6 +18,11 @@ public protocol IngestSource: Sendable {
     func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws
 }
 
+/// An error ending a source's attempt that the source has already reported (logged or told its
+/// listeners, such as a strap's ``StrapSource/Event/disconnected(reason:)``): the runner only
+/// notes the retry at debug level, so each event is logged once.
+public protocol ReportedBySource: Error {}
+
 /// A one-way "stop now" flag that sources poll, with hooks to interrupt blocking calls (a
 /// source registers a hook that closes its file descriptor, which wakes a blocked `read`).
 public final class IngestStop: Sendable {
@@ -124,7 +129,11 @@ public final class SourceRunner: Sendable {
                     }
                     var why = "\(error)"
                     while why.hasSuffix(".") || why.hasSuffix(" ") { why.removeLast() }   // the sentence continues
-                    logger.warning("\(source.name): \(why); retrying in \(backoff)")
+                    if error is any ReportedBySource {
+                        logger.debug("\(source.name): \(why); reconnecting in \(backoff)")
+                    } else {
+                        logger.warning("\(source.name): \(why); retrying in \(backoff)")
+                    }
                 }
                 // A source that ran a good while before failing starts its backoff over.
                 if began.duration(to: .now) > .seconds(60) { backoff = .seconds(1) }

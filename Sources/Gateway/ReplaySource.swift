@@ -88,7 +88,7 @@ public struct ReplaySource: IngestSource {
                 if mappers[rec.device] == nil {
                     mappers[rec.device] = HeartRateRecordMapper(slots: try HeartRateRecordMapper.Slots(table: slots, source: StrapSource.source, device: rec.device))
                 }
-                let stored = mappers[rec.device]!.map(m, at: rec.t) { push($0, into: ring, stop: stop) }
+                let stored = mappers[rec.device]!.map(m, at: rec.t) { push($0, $1, into: ring, stop: stop) }
                 if !stored { counters.skippedBLE.add(1, ordering: .relaxed) }
             case .serial:
                 guard let line = rec.line else { continue }
@@ -119,9 +119,9 @@ public struct ReplaySource: IngestSource {
     }
 
     /// Back-pressure for files: wait while the ring is full rather than spill.
-    private func push(_ r: SampleRecord, into ring: SampleRing, stop: IngestStop) {
+    private func push(_ r: SampleRecord, _ extra: SampleAttachment?, into ring: SampleRing, stop: IngestStop) {
         waitForRoom(in: ring, stop: stop)
-        ring.push(r)
+        if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
         counters.pushed.add(1, ordering: .relaxed)
     }
 }

@@ -59,6 +59,8 @@ public struct StrapSource: IngestSource {
 
     /// What a connection learned about the strap, for the device registry (`healthgate devices`).
     public struct Connection: Sendable {
+        /// Which connection this is: 1 for the first, above 1 a reconnect.
+        public var number: Int
         /// The device record: name, Device Information strings, the local identifier.
         public var device: Device
         /// The Body Sensor Location, when the strap has one.
@@ -69,15 +71,29 @@ public struct StrapSource: IngestSource {
         public var at: Date
     }
 
-    private let onConnected: (@Sendable (Connection) -> Void)?
-    private let onBattery: (@Sendable (Int, Date) -> Void)?
+    /// What happens to the strap, once per event: for the log, the device registry and
+    /// front-ends (``StrapEventLog``, ``StrapRegistry``).
+    public enum Event: Sendable {
+        /// Connected and set up (discovery done, the device record read); notifications are
+        /// enabled next.
+        case connected(Connection)
+        /// Heart Rate Measurement notifications are on (the CCCD was written) for connection
+        /// `number`.
+        case subscribed(connection: Int)
+        /// A Battery Level notification.
+        case battery(level: Int, at: Date)
+        /// The link of a set-up connection ended by itself (not by a stop); the runner reconnects.
+        case disconnected(reason: String)
+    }
+
+    private let events: (@Sendable (Event) -> Void)?
 
     /// A strap reached through `connect` (called once per connection attempt; it should give up
-    /// when the stop signal is raised). `onConnected` hears what each connection learned about
-    /// the strap and `onBattery` every Battery Level notification; both run on the connection's
-    /// threads, so they should hand slow work (a store write) to a queue of their own.
+    /// when the stop signal is raised). `events` hears every ``Event``, on the connection's
+    /// threads (the GATT reader's for battery notifications), so it should hand slow work (a
+    /// store write) to a queue of its own.
     public init(name: String, localIdentifier: String, alias: String? = nil, reconnects: Bool = true,
-                onConnected: (@Sendable (Connection) -> Void)? = nil, onBattery: (@Sendable (Int, Date) -> Void)? = nil,
+                events: (@Sendable (Event) -> Void)? = nil,
                 connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
         self.name = name
         self.localIdentifier = localIdentifier
@@ -85,8 +101,14 @@ public struct StrapSource: IngestSource {
         self.reconnects = reconnects
         self.connect = connect
         self.counters = Counters()
-        self.onConnected = onConnected
-        self.onBattery = onBattery
+        self.events = events
+    }
+
+    /// Why a set-up connection ended: already reported as ``Event/disconnected(reason:)``, so
+    /// the runner does not log it again.
+    struct LinkEnded: Error, ReportedBySource, CustomStringConvertible {
+        var reason: String
+        var description: String { reason }
     }
 
     public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
@@ -100,16 +122,16 @@ public struct StrapSource: IngestSource {
             client.close()
             client.waitForReaderToEnd()
         }
-        counters.connections.add(1, ordering: .relaxed)
+        let number = counters.connections.add(1, ordering: .relaxed).newValue
         let setupError = Mutex<(any Error)?>(nil)
         let setupDone = DispatchSemaphore(value: 0)
         let (name, alias, localIdentifier, counters, mapper) = (self.name, self.alias, self.localIdentifier, self.counters, self.mapper)
-        let (onConnected, onBattery) = (self.onConnected, self.onBattery)
+        let events = self.events
         Task {
             do {
                 try await Self.setUp(client: client, ring: ring, slots: slots, name: name, alias: alias,
                                      localIdentifier: localIdentifier, counters: counters, mapper: mapper,
-                                     onConnected: onConnected, onBattery: onBattery)
+                                     number: number, events: events)
             } catch {
                 setupError.withLock { $0 = error }
                 client.close()
@@ -119,15 +141,18 @@ public struct StrapSource: IngestSource {
         setupDone.wait()
         if let e = setupError.withLock({ $0 }) { throw e }
         counters.subscribed.store(true, ordering: .relaxed)
+        events?(.subscribed(connection: number))
         ended.wait()
         counters.subscribed.store(false, ordering: .relaxed)
         if stop.isRaised { return }
-        if let why = client.endReason { throw why }
+        let why = client.endReason.map { "\($0)" } ?? "the link ended"
+        events?(.disconnected(reason: why))
+        throw LinkEnded(reason: why)
     }
 
     private static func setUp(client: GATTClient, ring: SampleRing, slots: SlotTable, name: String, alias: String?,
                               localIdentifier: String, counters: Counters, mapper: MapperBox,
-                              onConnected: (@Sendable (Connection) -> Void)?, onBattery: (@Sendable (Int, Date) -> Void)?) async throws {
+                              number: Int, events: (@Sendable (Event) -> Void)?) async throws {
         _ = try await client.exchangeMTU()
         let db = try await client.discover(services: [BluetoothUUID(HeartRateUUIDs.heartRateService),
                                                       BluetoothUUID(HeartRateUUIDs.deviceInformationService),
@@ -153,11 +178,11 @@ public struct StrapSource: IngestSource {
         let batteryChar = db.characteristic(BluetoothUUID(HeartRateUUIDs.batteryLevel))
         var battery: Int?
         if let c = batteryChar, let v = try? await client.read(c) { battery = try? BatteryLevel.decode(v) }
-        onConnected?(Connection(device: device, sensorLocation: location, battery: battery, at: Date()))
-        if let onBattery, let c = batteryChar, c.cccdHandle != nil {
+        events?(.connected(Connection(number: number, device: device, sensorLocation: location, battery: battery, at: Date())))
+        if let events, let c = batteryChar, c.cccdHandle != nil {
             // Not every strap notifies its battery; one that does keeps the registry current.
             try? await client.subscribe(to: c) { event in
-                if let level = try? BatteryLevel.decode(Array(event.value)) { onBattery(level, event.receivedAt) }
+                if let level = try? BatteryLevel.decode(Array(event.value)) { events(.battery(level: level, at: event.receivedAt)) }
             }
         }
         let recordSlots = try HeartRateRecordMapper.Slots(table: slots, source: source, device: device)
@@ -171,7 +196,9 @@ public struct StrapSource: IngestSource {
                 counters.skipped.add(1, ordering: .relaxed)
                 return
             }
-            let stored = mapper.mapper!.map(m, at: event.receivedAt.timeIntervalSince1970) { ring.push($0) }
+            let stored = mapper.mapper!.map(m, at: event.receivedAt.timeIntervalSince1970, payload: event.value) { r, extra in
+                if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
+            }
             if stored { counters.pushed.add(1, ordering: .relaxed) } else { counters.skipped.add(1, ordering: .relaxed) }
         }
     }

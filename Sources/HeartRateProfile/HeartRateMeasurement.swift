@@ -164,6 +164,21 @@ public struct HeartRateMeasurement: Sendable, Hashable {
         return m
     }
 
+    /// Every whole RR interval of a Heart Rate Measurement payload, oldest first, however many
+    /// (``decode(_:)`` keeps ``RRTicks/capacity``; a large MTU can carry up to 256). Allocates:
+    /// for the rare notification that overflowed, not the hot path. Empty when the payload has
+    /// no RR field.
+    public static func allRRIntervals(in raw: UnsafeRawBufferPointer) -> [UInt16] {
+        guard let flags = raw.first, flags & 0x10 != 0 else { return [] }
+        var i = 1 + (flags & 0x01 != 0 ? 2 : 1) + (flags & 0x08 != 0 ? 2 : 0)
+        var out: [UInt16] = []
+        while raw.count - i >= 2 {
+            out.append(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt16.self)))
+            i += 2
+        }
+        return out
+    }
+
     /// Decodes from any byte collection (copies into a contiguous buffer when needed).
     /// - Throws: ``HeartRateMeasurementError``.
     public static func decode<C: Collection<UInt8>>(bytes: C) throws(HeartRateMeasurementError) -> HeartRateMeasurement {

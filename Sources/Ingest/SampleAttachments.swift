@@ -18,12 +18,18 @@ public struct SampleAttachment: Sendable, Equatable {
     /// The key's value after this sample, written in the sample's transaction; nil leaves the
     /// key's value as it was (a later sample or ``SampleRing/setState(_:forKey:)`` carries it).
     public var state: Data?
+    /// Every RR interval of a heart-rate sample (1/1024 s ticks, oldest first) when there are
+    /// more than fit inline (``SampleRecord/maxRR``, possible only with a raised ATT MTU): they
+    /// replace the record's inline ones, so nothing a strap sent is cut.
+    public var rrIntervals: [UInt16]?
 
-    /// An attachment with `metadata` and, optionally, the state after the sample.
-    public init(metadata: Metadata = Metadata(), stateKey: String? = nil, state: Data? = nil) {
+    /// An attachment with `metadata`, optionally the state after the sample, and optionally the
+    /// sample's full RR list.
+    public init(metadata: Metadata = Metadata(), stateKey: String? = nil, state: Data? = nil, rrIntervals: [UInt16]? = nil) {
         self.metadata = metadata
         self.stateKey = stateKey
         self.state = state
+        self.rrIntervals = rrIntervals
     }
 }
 

@@ -252,8 +252,13 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
             guard Int(r.typeSlot) < table.types.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
             guard Int(r.sourceSlot) < table.sources.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
             let type = table.types[Int(r.typeSlot)]
-            var metadata = attachments.samples[i]?.metadata ?? Metadata()
+            let attachment = attachments.samples[i]
+            var metadata = attachment?.metadata ?? Metadata()
             if metadata.heartRateSensorLocation == nil { metadata.heartRateSensorLocation = r.heartRateSensorLocation }
+            // The flags the bulk path stores as metadata keys hold for attached records too.
+            if r.flags.contains(.payloadTruncated) { metadata.user[Metadata.payloadTruncatedKey] = .number(1) }
+            if r.flags.contains(.energySaturated) { metadata.user[Metadata.energySaturatedKey] = .number(1) }
+            let rr = attachment?.rrIntervals ?? (r.rrCount > 0 ? r.rrTicks : nil)
             if type == .heartRate, metadata.sensorContact == nil {
                 metadata.sensorContact = !r.flags.contains(.contactSupported) ? .notSupported
                     : r.flags.contains(.contactDetected) ? .detected : .notDetected
@@ -266,7 +271,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                     type: type, quantity: Quantity(r.value, type.canonicalUnit),
                     start: Date(timeIntervalSince1970: r.start), end: Date(timeIntervalSince1970: r.end),
                     source: table.sources[Int(r.sourceSlot)], device: device, metadata: metadata,
-                    rrIntervals: r.rrCount > 0 ? RRIntervals(ticks: r.rrTicks, precededByGap: r.flags.contains(.rrPrecededByGap)) : nil)
+                    rrIntervals: rr.map { RRIntervals(ticks: $0, precededByGap: r.flags.contains(.rrPrecededByGap)) })
             } catch {
                 throw SinkError(.rejected, "\(error)")
             }

@@ -73,7 +73,8 @@ import Testing
                 mapper.connectionStarted()
             }
             let m = try step.payload.withUnsafeBytes { try HeartRateMeasurement.decode($0) }
-            mapper.map(m, at: step.t) { r in
+            mapper.map(m, at: step.t) { r, extra in
+                #expect(extra == nil)
                 let isHR = r.typeSlot == slots.heartRate
                 let contact: SensorContact? = !isHR ? nil : !r.flags.contains(.contactSupported) ? .notSupported
                     : r.flags.contains(.contactDetected) ? .detected : .notDetected
@@ -124,7 +125,7 @@ import Testing
             if i == 120 { rr.insert(0xFFFF, at: 0) }
             let p = Self.payload(bpm: i == 230 ? 0 : 70, rr: rr)
             let m = try p.withUnsafeBytes { try HeartRateMeasurement.decode($0) }
-            mapper.map(m, at: t) { r in if r.typeSlot == slots.sdnn { mine.append((r.value, r.start, r.end)) } }
+            mapper.map(m, at: t) { r, _ in if r.typeSlot == slots.sdnn { mine.append((r.value, r.start, r.end)) } }
             for s in try builder.add(m, receivedAt: Date(timeIntervalSince1970: t)).samples where s.type == .heartRateVariabilitySDNN {
                 live.append((s.quantity.value, s.startDate.timeIntervalSince1970, s.endDate.timeIntervalSince1970))
             }
@@ -139,19 +140,78 @@ import Testing
         }
     }
 
-    @Test func moreRRThanFitKeepTheNewestMarkedAsAfterAGap() throws {
+    @Test func moreRRThanFitInlineAllRideInAnAttachment() throws {
         let slots = try HeartRateRecordMapper.Slots(table: SlotTable(), source: StrapSource.source, device: nil)
         var mapper = HeartRateRecordMapper(slots: slots)
         mapper.connectionStarted()
-        var out: [SampleRecord] = []
+        var out: [(SampleRecord, SampleAttachment?)] = []
         for (k, rr) in [[UInt16](800..<812), [820], [830]].enumerated() {
             let m = try Self.payload(bpm: 70, rr: rr).withUnsafeBytes { try HeartRateMeasurement.decode($0) }
-            mapper.map(m, at: 1_790_000_000 + Double(k) * 10) { out.append($0) }
+            mapper.map(m, at: 1_790_000_000 + Double(k) * 10) { out.append(($0, $1)) }
         }
-        // 12 intervals, 9 fit: the newest 9 (they end at the receipt time), after a gap.
-        #expect(out[0].rrTicks == Array(803..<812) && out[0].flags.contains(.rrPrecededByGap))
-        #expect(out[1].rrTicks == [820] && !out[1].flags.contains(.rrPrecededByGap))
-        #expect(out[2].rrTicks == [830] && !out[2].flags.contains(.rrPrecededByGap))
+        // 12 intervals, 9 fit inline: all 12 go in the attachment, none is cut; the gap mark is
+        // the connection's (the first RR after connecting), not a cut.
+        #expect(out.count == 3)
+        #expect(out[0].1?.rrIntervals == Array(800..<812) && out[0].0.rrCount == 0)
+        #expect(out[0].0.flags.contains(.rrPrecededByGap))
+        #expect(out[1].0.rrTicks == [820] && out[1].1 == nil && !out[1].0.flags.contains(.rrPrecededByGap))
+        #expect(out[2].0.rrTicks == [830] && out[2].1 == nil && !out[2].0.flags.contains(.rrPrecededByGap))
+    }
+
+    @Test func rrBeyondTheDecodersCapacityAreReadFromThePayload() throws {
+        let slots = try HeartRateRecordMapper.Slots(table: SlotTable(), source: StrapSource.source, device: nil)
+        // 40 intervals (an MTU of 100 carries them): the decoder keeps 32 and says so.
+        let big = Self.payload(bpm: 70, rr: (0..<40).map { 700 + UInt16($0) })
+        let m = try big.withUnsafeBytes { try HeartRateMeasurement.decode($0) }
+        #expect(m.rrIntervals.count == RRTicks.capacity && m.malformation == .rrOverflow(dropped: 8))
+        let next = try Self.payload(bpm: 70, rr: [820]).withUnsafeBytes { try HeartRateMeasurement.decode($0) }
+        for withPayload in [true, false] {
+            var mapper = HeartRateRecordMapper(slots: slots)
+            mapper.connectionStarted()
+            var out: [(SampleRecord, SampleAttachment?)] = []
+            big.withUnsafeBytes { raw in _ = mapper.map(m, at: 1_790_000_000, payload: withPayload ? raw : nil) { out.append(($0, $1)) } }
+            mapper.map(next, at: 1_790_000_001) { out.append(($0, $1)) }
+            if withPayload {
+                // Every interval the strap sent, and nothing was cut, so no gap before the next.
+                #expect(out[0].1?.rrIntervals == (0..<40).map { 700 + UInt16($0) })
+                #expect(!out[1].0.flags.contains(.rrPrecededByGap))
+            } else {
+                // Without the bytes only the decoded 32 can be kept, and beats are missing after them.
+                #expect(out[0].1?.rrIntervals == (0..<32).map { 700 + UInt16($0) })
+                #expect(out[1].0.flags.contains(.rrPrecededByGap))
+            }
+        }
+    }
+
+    @Test func aNotificationWithManyRRIsStoredWithAllOfThem() async throws {
+        let store = try HealthStore(path: tempDBPath("many-rr"))
+        let pipeline = try IngestPipeline(sink: try StoreSink(store: store))
+        let ring = try pipeline.makeRing(name: "strap")
+        let device = Device(localIdentifier: "AA:BB:CC:DD:EE:06")
+        var mapper = HeartRateRecordMapper(slots: try HeartRateRecordMapper.Slots(table: pipeline.slots, source: StrapSource.source, device: device),
+                                           sensorLocation: .chest)
+        mapper.connectionStarted()
+        pipeline.start()
+        // 60 intervals in one notification (124 bytes: flags, bpm, energy, RR — a raised MTU):
+        // more than fit inline and more than the decoder keeps.
+        let big = Self.payload(bpm: 72, energy: 10, rr: (0..<60).map { 600 + UInt16($0) })
+        for (k, p) in [big, Self.payload(bpm: 73, energy: 12, rr: [900])].enumerated() {
+            let m = try p.withUnsafeBytes { try HeartRateMeasurement.decode($0) }
+            p.withUnsafeBytes { raw in
+                _ = mapper.map(m, at: 1_790_000_000 + Double(k), payload: raw) { r, extra in
+                    if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
+                }
+            }
+        }
+        let final = await offThread { pipeline.stop() }
+        #expect(final.committed == 3 && pipeline.attachments.outstandingCount == 0)   // 2 heart rate + 1 energy
+        let heart = try store.samples(SampleQuery(type: .heartRate))
+        #expect(heart.map { $0.rrIntervals?.ticks ?? [] } == [(0..<60).map { 600 + UInt16($0) }, [900]])
+        #expect(heart.map { $0.rrIntervals?.precededByGap } == [true, false])
+        #expect(heart.allSatisfy { $0.metadata.heartRateSensorLocation == .chest && $0.metadata.sensorContact == .detected })
+        // Nothing was cut, so nothing is marked truncated.
+        #expect(heart.allSatisfy { $0.metadata.user.isEmpty && $0.device?.localIdentifier == "AA:BB:CC:DD:EE:06" }, "\(heart.map { ($0.metadata, $0.device) })")
+        #expect(try store.samples(SampleQuery(type: .activeEnergyBurned)).map(\.quantity.value) == [2])
     }
 
     @Test func theDaemonsStrapPathStoresEnergyAndTheSensorLocation() async throws {
@@ -165,8 +225,13 @@ import Testing
         let connections = Mutex<[StrapSource.Connection]>([])
         let batteries = Mutex<[Int]>([])
         let source = StrapSource(name: "strap", localIdentifier: "AA:BB:CC:DD:EE:02", reconnects: false,
-                                 onConnected: { c in connections.withLock { $0.append(c) } },
-                                 onBattery: { level, _ in batteries.withLock { $0.append(level) } }) { _ in
+                                 events: { e in
+                                     switch e {
+                                     case .connected(let c): connections.withLock { $0.append(c) }
+                                     case .battery(let level, _): batteries.withLock { $0.append(level) }
+                                     default: break
+                                     }
+                                 }) { _ in
             try strap.connectSocketPair()
         }
         pipeline.start()

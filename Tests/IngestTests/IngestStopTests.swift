@@ -55,7 +55,8 @@ import Testing
         let entered = DispatchSemaphore(value: 0)
         let handlerDone = Atomic<Bool>(false)
         let source = StrapSource(name: "strap", localIdentifier: "AA:BB:CC:DD:EE:05", reconnects: false,
-                                 onBattery: { _, _ in
+                                 events: { e in
+                                     guard case .battery = e else { return }
                                      entered.signal()
                                      usleep(300_000)
                                      handlerDone.store(true, ordering: .sequentiallyConsistent)

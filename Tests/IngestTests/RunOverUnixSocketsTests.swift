@@ -48,6 +48,19 @@ import Testing
             let record = try store.device(localIdentifier: "socket:\(s.socketPath)")
             #expect(record?.battery == 87 && record?.lastSeen != nil && record?.device.name == s.name, "\(s.name): \(String(describing: record))")
         }
+        // …and `healthgate devices` lists them, as `run --help` promises (they were filed as
+        // kind "other", which `devices` hides).
+        let devices = try await offThread { try HealthGateExecutable.run(["devices", "--json", "--db", db]) }
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(devices.stdout.utf8)) as? [[String: Any]], "\(devices)")
+        #expect(Set(listed.compactMap { $0["localIdentifier"] as? String }) == Set(load.straps.map { "socket:\($0.socketPath)" }),
+                "\(devices.stdout)")
+        #expect(listed.allSatisfy { $0["kind"] as? String == "ble" })
+        // Each strap's connection and subscription is in the log once (info), not only failures.
+        for s in load.straps {
+            let subscribed = child.stderr.components(separatedBy: "strap \(s.name): subscribed to heart rate notifications").count - 1
+            let connected = child.stderr.components(separatedBy: "strap \(s.name): connected").count - 1
+            #expect(subscribed == 1 && connected == 1, "\(s.name): \(child.stderr.suffix(3000))")
+        }
     }
 
     @Test func aStrapSocketThatGoesAwayAndComesBackIsReconnectedAndResubscribed() async throws {

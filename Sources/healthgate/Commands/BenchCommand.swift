@@ -241,7 +241,7 @@ enum Bench {
         }
         var mapper = HeartRateRecordMapper(slots: mapSlots, sensorLocation: .chest)
         payload.withUnsafeBytes { raw in
-            if let m = try? HeartRateMeasurement.decode(raw) { mapper.map(m, at: 0) { _ in } }
+            if let m = try? HeartRateMeasurement.decode(raw) { mapper.map(m, at: 0) { _, _ in } }
         }
         mtrace?()
         var elapsed = Duration.zero
@@ -254,7 +254,7 @@ enum Bench {
                 let start = ContinuousClock.now
                 for k in i..<(i + chunk) {
                     guard let m = try? HeartRateMeasurement.decode(raw) else { continue }
-                    mapper.map(m, at: Double(k)) { if ring.push($0) == .dropped { dropped += 1 } }
+                    mapper.map(m, at: Double(k)) { r, _ in if ring.push(r) == .dropped { dropped += 1 } }
                 }
                 elapsed += start.duration(to: .now)
                 _ = ring.drain(into: drained)
@@ -359,7 +359,7 @@ enum Bench {
                 var payload = payloads[i]
                 let m = withUnsafeBytes(of: &payload) { try? HeartRateMeasurement.decode($0) }
                 guard let m else { continue }
-                mapper.map(m, at: work.times[i]) { r in
+                mapper.map(m, at: work.times[i]) { r, _ in   // 1–9 RR: never an attachment
                     while ring.pendingCount >= ring.capacity { usleep(200) }
                     ring.push(r)
                 }

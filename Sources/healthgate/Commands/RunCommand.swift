@@ -80,14 +80,16 @@ struct RunCommand: ParsableCommand {
             let connector = kernelConnector(adapter: adapterChoice)
             var sources: [any IngestSource] = []
             let registry = StrapRegistry(store: db, logger: logger)
+            let eventLog = StrapEventLog(logger: logger)
             for s in cfg.straps {
                 if let path = s.socket {
                     // The strap's ATT channel over a Unix socket (a proxy, a remote radio,
                     // `healthgate simulate`): the same client, reconnects and re-subscription.
-                    let local = "socket:\(path)"
-                    sources.append(StrapSource(name: "strap \(s.name ?? path)", localIdentifier: local, alias: s.name,
-                                               onConnected: { registry.connected($0, kind: .other) },
-                                               onBattery: { registry.battery(local, level: $0, at: $1) }) { _ in
+                    let (local, name) = ("socket:\(path)", "strap \(s.name ?? path)")
+                    sources.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
+                        eventLog.log(e, strap: name)
+                        registry.record(e, localIdentifier: local, alias: s.name)
+                    }) { _ in
                         try SocketATTBearer.connect(unixSocket: path)
                     })
                     continue
@@ -96,11 +98,12 @@ struct RunCommand: ParsableCommand {
                 // The file's type, else the one `pair` remembered, else a guess from the address.
                 let known = try resolveStrap(address.description, store: db, addressType: s.addressType.flatMap(AddressType.init(rawValue:)))
                 let target = StrapTarget(address: address, addressType: known.addressType, name: s.name ?? known.name)
-                let local = target.localIdentifier
-                sources.append(StrapSource(name: "strap \(target)", localIdentifier: local, alias: s.name,
-                                           onConnected: { registry.connected($0, kind: .ble, address: address.description,
-                                                                             addressType: target.addressType.rawValue) },
-                                           onBattery: { registry.battery(local, level: $0, at: $1) }) { stop in
+                let (local, name) = (target.localIdentifier, "strap \(target)")
+                sources.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
+                    eventLog.log(e, strap: name)
+                    registry.record(e, localIdentifier: local, address: address.description, addressType: target.addressType.rawValue,
+                                    alias: s.name)
+                }) { stop in
                     let cancel = BluetoothLinux.StopSignal()
                     let hook = stop.onRaise { cancel.trigger() }
                     defer { hook.cancel() }   // connected or failed: nothing left to cancel
@@ -122,40 +125,6 @@ struct RunCommand: ParsableCommand {
             })
             if final.abandoned > 0 {
                 throw CLIFailure("\(final.abandoned) samples could not be committed at shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check \(path).", code: .ioError)
-            }
-        }
-    }
-}
-
-/// Keeps the device registry current for `run`'s straps, as `live` and `pair` do: on every
-/// connection the strap's record (kind, address and type, Device Information, location,
-/// battery, last seen), and every Battery Level notification. Writes happen on a queue of their
-/// own, off the GATT reader threads; a failure is logged, never fatal (samples do not depend on it).
-final class StrapRegistry: Sendable {
-    private let store: HealthStore
-    private let logger: Logger
-    private let queue = DispatchQueue(label: "healthgate.registry")
-
-    init(store: HealthStore, logger: Logger) {
-        self.store = store
-        self.logger = logger
-    }
-
-    func connected(_ c: StrapSource.Connection, kind: DeviceKind, address: String? = nil, addressType: String? = nil) {
-        queue.async { [store, logger] in
-            do {
-                try store.upsertDevice(DeviceRecord(device: c.device, kind: kind, address: address, addressType: addressType,
-                                                    lastSeen: c.at, battery: c.battery, sensorLocation: c.sensorLocation))
-            } catch {
-                logger.warning("could not update the device registry for \(c.device.localIdentifier ?? "a strap"): \(error)")
-            }
-        }
-    }
-
-    func battery(_ localIdentifier: String, level: Int, at: Date) {
-        queue.async { [store, logger] in
-            do { try store.markDeviceSeen(localIdentifier: localIdentifier, at: at, battery: level) } catch {
-                logger.warning("could not record the battery level of \(localIdentifier): \(error)")
             }
         }
     }
