@@ -118,7 +118,7 @@ public struct ReplaySource: IngestSource {
         while ring.pendingCount >= ring.capacity, !stop.isRaised { usleep(200) }
     }
 
-    /// Back-pressure for files: wait while the ring is full rather than spill.
+    /// Pushes a record (with its attachment, for a notification with many RR), waiting for room.
     private func push(_ r: SampleRecord, _ extra: SampleAttachment?, into ring: SampleRing, stop: IngestStop) {
         waitForRoom(in: ring, stop: stop)
         if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
