@@ -1,6 +1,7 @@
 import Foundation
 import GATT
 import HealthGateTesting
+import Simulators
 import HealthModel
 import HealthStore
 import Logging
