@@ -41,10 +41,7 @@ let package = Package(
         // libudev tty enumeration and add/remove monitoring (sysfs and kernel-event fallbacks).
         .target(name: "Udev", dependencies: ["CUdev"]),
         // Serial pedometers: termios ports, line framing and formats, the step-counter state machine.
-        .target(name: "SerialPedometer",
-                dependencies: ["HealthModel", "HealthStore", "Udev",
-                               .product(name: "TOMLKit", package: "TOMLKit"),
-                               .product(name: "Logging", package: "swift-log")]),
+        .target(name: "SerialPedometer", dependencies: ["HealthModel"]),
         // The JSON-lines capture file format `record` writes and `replay` reads.
         .target(name: "Capture", dependencies: ["HealthModel"]),
         // The ingest hot path: fixed-size records, per-source lock-free rings, one batching writer.

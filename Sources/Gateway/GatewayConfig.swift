@@ -3,6 +3,7 @@ import GATT
 import Ingest
 import SerialPedometer
 import TOMLKit
+import Udev
 
 /// The daemon's configuration, read from a TOML file (`samples/healthgate.toml` documents every
 /// key). Unknown keys and wrong types are errors that name the file and line.
@@ -33,6 +34,9 @@ public struct GatewayConfig: Sendable, Equatable {
         public var product: String?
         /// USB serial number, if matching by properties.
         public var serial: String?
+        /// A udev tag (`healthgate-pedometer`, set by udev-rules/70-healthgate.rules), if matching
+        /// by properties; needs a udev daemon (without one a device has no tags).
+        public var tag: String? = nil
         /// Line speed.
         public var baud: Int
         /// A name for logs and the device registry.
@@ -48,6 +52,55 @@ public struct GatewayConfig: Sendable, Equatable {
         public var trustDeviceTime: Bool = false
         /// Flow control (`flow_control`: none, rtscts or xonxoff).
         public var flowControl: FlowControl = .none
+
+        /// A rule with every option at `serial watch`'s default.
+        public init(path: String? = nil, vendor: String? = nil, product: String? = nil, serial: String? = nil,
+                    tag: String? = nil, baud: Int = 115_200, name: String? = nil) {
+            self.path = path
+            self.vendor = vendor
+            self.product = product
+            self.serial = serial
+            self.tag = tag
+            self.baud = baud
+            self.name = name
+        }
+
+        /// A rule from one of `serial watch --match`'s forms (``DeviceMatch``): `VID:PID`,
+        /// `serial:S`, `tag:T` or `by-id:LINK` (a path rule on `/dev/serial/by-id/LINK`).
+        public init(_ match: DeviceMatch) {
+            self.init()
+            switch match {
+            case .usbID(let v, let p): vendor = v; product = p
+            case .serial(let s): serial = s
+            case .tag(let t): tag = t
+            case .byID(let link): path = link.hasPrefix("/") ? link : "/dev/serial/by-id/" + link
+            }
+        }
+
+        /// True when `device` (as udev describes it) is what this rule picks: its node or one of
+        /// its links is the rule's `path`, or every property the rule names matches.
+        public func matches(_ device: TTYDevice) -> Bool {
+            if let path {
+                let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+                return device.devnode == path || device.devnode == real || device.devlinks.contains(path)
+            }
+            if vendor == nil && product == nil && serial == nil && tag == nil { return false }
+            if let vendor, device.vendorID?.lowercased() != vendor { return false }
+            if let product, device.modelID?.lowercased() != product { return false }
+            if let serial, device.serialShort != serial && device.serialShort != PedometerIdentity.udevSafe(serial) { return false }
+            if let tag, !device.tags.contains(tag) { return false }
+            return true
+        }
+
+        /// The rule in a few words, for logs (`1d50:6120`, `serial:PED1`, `tag:T`, `/dev/ttyACM0`).
+        public var summary: String {
+            if let path { return path }
+            var parts: [String] = []
+            if vendor != nil || product != nil { parts.append("\(vendor ?? "*"):\(product ?? "*")") }
+            if let serial { parts.append("serial:\(serial)") }
+            if let tag { parts.append("tag:\(tag)") }
+            return parts.joined(separator: " ")
+        }
 
         /// The options a ``PedometerSource`` for this rule opens its port and counts with.
         public var sourceOptions: PedometerSource.Options {
@@ -68,8 +121,10 @@ public struct GatewayConfig: Sendable, Equatable {
     public var straps: [Strap]
     /// Pedometer match rules.
     public var pedometers: [Pedometer]
-    /// The user's vendor profiles (`[profiles.NAME]`, as in `serial.toml`), besides the built-in ones.
+    /// The user's vendor profiles (`[profiles.NAME]`), besides the built-in ones.
     public var profiles: [String: VendorProfile]
+    /// The built-in profiles merged with the user's (the user's win).
+    public var allProfiles: [String: VendorProfile] { VendorProfile.builtIn.merging(profiles) { _, user in user } }
     /// Seconds between status log lines (and systemd STATUS updates).
     public var statusInterval: Int
 
@@ -109,6 +164,11 @@ public struct GatewayConfig: Sendable, Equatable {
         var p = Parser(text: text, file: file)
         return try p.read(table)
     }
+}
+
+extension Sequence where Element == GatewayConfig.Pedometer {
+    /// The first rule matching `device`, or nil (no rules match nothing: never every tty).
+    public func firstMatch(_ device: TTYDevice) -> GatewayConfig.Pedometer? { first { $0.matches(device) } }
 }
 
 /// A configuration problem: where (file, line) and what is wrong.
@@ -225,7 +285,7 @@ private struct Parser {
 
     mutating func read(_ root: TOMLTable) throws(ConfigError) -> GatewayConfig {
         var c = GatewayConfig(file: file)
-        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "profiles", "status_interval"], at: Place())
+        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "match", "profiles", "status_interval"], at: Place())
         c.statusInterval = try int(root, "status_interval", at: Place(), range: 1...86_400) ?? c.statusInterval
 
         if let v = root["store"] {
@@ -319,13 +379,14 @@ private struct Parser {
         for (i, t) in try tables(root, "pedometer").enumerated() {
             let place = Place(table: "pedometer", index: i)
             func at(_ key: String) -> Place { Place(table: "pedometer", index: i, key: key) }
-            try checkKeys(t, allowed: ["path", "vendor", "product", "serial", "baud", "name", "id", "format",
+            try checkKeys(t, allowed: ["path", "vendor", "product", "serial", "tag", "baud", "name", "id", "format",
                                        "counter_bits", "device_time", "flow_control"], at: place)
             var ped = GatewayConfig.Pedometer(
                 path: try string(t, "path", at: place),
                 vendor: try string(t, "vendor", at: place)?.lowercased(),
                 product: try string(t, "product", at: place)?.lowercased(),
                 serial: try string(t, "serial", at: place),
+                tag: try string(t, "tag", at: place),
                 baud: try int(t, "baud", at: place, range: 50...4_000_000) ?? 115_200,
                 name: try string(t, "name", at: place))
             // The options of `serial watch`, parsed and checked by the same code.
@@ -350,10 +411,23 @@ private struct Parser {
                 }
                 ped.flowControl = flow
             }
-            if ped.path == nil && ped.vendor == nil && ped.product == nil && ped.serial == nil {
-                throw fail(place, "give a 'path' or at least one of 'vendor', 'product', 'serial' to match the port")
+            if ped.path == nil && ped.vendor == nil && ped.product == nil && ped.serial == nil && ped.tag == nil {
+                throw fail(place, "give a 'path' or at least one of 'vendor', 'product', 'serial', 'tag' to match the port")
             }
             c.pedometers.append(ped)
+        }
+
+        // `match = ["1d50:6120", "tag:…"]`: pedometer rules in `serial watch --match`'s forms,
+        // each with the default options (the short form of serial.toml).
+        if let v = root["match"] {
+            let place = Place(key: "match")
+            guard let arr = v.array else { throw fail(place, "expected an array of strings, e.g. match = [\"1d50:6120\", \"tag:healthgate-pedometer\"]") }
+            for e in arr {
+                guard let text = e.string else { throw fail(place, "expected an array of strings, found \(e.type)") }
+                do { c.pedometers.append(GatewayConfig.Pedometer(try DeviceMatch(parsing: text))) } catch {
+                    throw fail(place, "\(error)")
+                }
+            }
         }
 
         do { try c.ingest.validate() } catch {

@@ -17,7 +17,9 @@ import Synchronization
 /// stream (unplug, stop) the session is finished: a last unterminated line is read and a
 /// reading held back as a possible glitch is settled, and the final state is persisted.
 ///
-/// The serial reader thread is this ring's single producer.
+/// The serial reader thread is this ring's single producer. Front-ends (`serial watch`) see what
+/// happens through an observer (``PedometerEvent``): the raw-event tap; what was stored they see
+/// from the pipeline's committed-batch observers.
 public struct PedometerSource: IngestSource {
     public let name: String
     public let reconnects: Bool
@@ -28,7 +30,9 @@ public struct PedometerSource: IngestSource {
     /// How the port is opened, lines parsed and the counter interpreted.
     public let options: Options
     private let deviceName: String?
+    private let device: Device?
     private let counters = Counters()
+    private let observer: (@Sendable (PedometerEvent) -> Void)?
 
     /// The serial options `serial watch` takes, as the `[[pedometer]]` table gives them.
     public struct Options: Sendable, Equatable {
@@ -71,7 +75,7 @@ public struct PedometerSource: IngestSource {
     public var stats: Counters { counters }
 
     /// The source HealthGate's serial samples carry.
-    public static let source = PedometerRecorder.defaultSource
+    public static let source = Source(name: "HealthGate serial", identifier: "org.healthgate.serial")
 
     /// How often, at most, the counter state of a pedometer whose count does not change is
     /// persisted (only the last reading's time, sequence number and tallies moved). After a
@@ -84,14 +88,19 @@ public struct PedometerSource: IngestSource {
     /// - Parameters:
     ///   - id: the device id (as `serial watch --id`); default: the path.
     ///   - options: port, line format and counter options.
+    ///   - device: the device its samples carry (default: `name`, or the tty's name, with the
+    ///     local identifier `serial:<id>`).
+    ///   - observer: called on the reader thread with every event (``PedometerEvent``).
     public init(path: String, id: String? = nil, options: Options = Options(), name: String? = nil,
-                reconnects: Bool = true) {
+                device: Device? = nil, reconnects: Bool = true, observer: (@Sendable (PedometerEvent) -> Void)? = nil) {
         self.name = "pedometer \(path)"
         self.path = path
         self.deviceID = id ?? path
         self.options = options
         self.deviceName = name
+        self.device = device
         self.reconnects = reconnects
+        self.observer = observer
     }
 
     /// A pedometer on `path` at `baud` with the default options.
@@ -103,7 +112,7 @@ public struct PedometerSource: IngestSource {
     public var stateKey: String { Self.stateKey(deviceID: deviceID) }
 
     /// The state-table key of a pedometer's counter: `serial.counter.<device id>`.
-    public static func stateKey(deviceID: String) -> String { PedometerRecorder.stateKey(deviceID: deviceID) }
+    public static func stateKey(deviceID: String) -> String { "serial.counter.\(deviceID)" }
 
     public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
         let key = stateKey
@@ -114,24 +123,34 @@ public struct PedometerSource: IngestSource {
                                                      trustDeviceTime: options.trustDeviceTime)
         let typeSlot = try slots.slot(for: .stepCount)
         let sourceSlot = try slots.slot(for: Self.source)
-        let device = Device(name: deviceName ?? URL(fileURLWithPath: path).lastPathComponent,
-                            localIdentifier: "serial:\(deviceID)")
+        let device = self.device ?? Device(name: deviceName ?? URL(fileURLWithPath: path).lastPathComponent,
+                                           localIdentifier: "serial:\(deviceID)")
         let deviceSlot = try slots.slot(for: device)
-        let port = try SerialPort(path: path, options: SerialPortOptions(baud: options.baud, flowControl: options.flowControl))
+        let port: SerialPort
+        do {
+            port = try SerialPort(path: path, options: SerialPortOptions(baud: options.baud, flowControl: options.flowControl))
+        } catch {
+            observer?(.openFailed(error))
+            throw error
+        }
+        let initial = resume ?? CounterState()
+        observer?(.opened(device: device, state: initial))
         let feeder = Mutex(PedometerStream(
-            session: PedometerSession(format: options.format, counter: StepCounter(configuration: counterConfig, state: resume ?? CounterState())),
+            session: PedometerSession(format: options.format, counter: StepCounter(configuration: counterConfig, state: initial)),
             ring: ring, key: key, counters: counters, device: device,
-            slots: (typeSlot, sourceSlot, deviceSlot)))
+            slots: (typeSlot, sourceSlot, deviceSlot), observer: observer))
         let ended = Mutex<String?>(nil)
         let reader = SerialReader(port: port) { event in
             switch event {
             case .chunk(let bytes, let at):
                 feeder.withLock { $0.feed(bytes, at: at) }
             case .gone(let reason):
-                feeder.withLock { $0.finish(at: Date()) }
+                let state = feeder.withLock { $0.finish(at: Date()) }
                 ended.withLock { $0 = reason }
+                observer?(.ended(gone: reason, state: state))
             case .stopped:
-                feeder.withLock { $0.finish(at: Date()) }
+                let state = feeder.withLock { $0.finish(at: Date()) }
+                observer?(.ended(gone: nil, state: state))
             }
         }
         let hook = stop.onRaise { reader.stop() }
@@ -141,6 +160,19 @@ public struct PedometerSource: IngestSource {
         if stop.isRaised { return }
         throw PedometerGone(path: path, reason: ended.withLock { $0 } ?? "closed")
     }
+}
+
+/// What a ``PedometerSource`` reports to its observer, in order, on the thread that runs it.
+public enum PedometerEvent: Sendable {
+    /// The port could not be opened (the source then ends with this error).
+    case openFailed(any Error)
+    /// The port is open; the counter starts from `state` (the persisted one, or empty).
+    case opened(device: Device, state: CounterState)
+    /// A line, reading, counter event or step sample (the sample is pushed after this event).
+    case session(SessionEvent)
+    /// The stream ended: `gone` says why the device went away, nil when the source was stopped.
+    /// The session was finished (held readings settled) and the final state queued first.
+    case ended(gone: String?, state: CounterState)
 }
 
 /// The pedometer's port went away (unplugged); the runner reopens it when it returns.

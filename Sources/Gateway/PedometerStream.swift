@@ -21,6 +21,8 @@ struct PedometerStream: @unchecked Sendable {
     let counters: PedometerSource.Counters
     /// Called before each push (a replay waits there for room instead of spilling).
     let beforePush: (@Sendable () -> Void)?
+    /// Sees every session event (the front-ends' tap).
+    let observer: (@Sendable (PedometerEvent) -> Void)?
     let device: Device
     let slots: (type: UInt16, source: UInt16, device: UInt16)
     /// The newest state handed to the ring for persisting, and when.
@@ -29,8 +31,10 @@ struct PedometerStream: @unchecked Sendable {
     let encoder = JSONEncoder()
 
     init(session: PedometerSession, ring: SampleRing, key: String?, counters: PedometerSource.Counters, device: Device,
-         slots: (UInt16, UInt16, UInt16), beforePush: (@Sendable () -> Void)? = nil) {
+         slots: (UInt16, UInt16, UInt16), beforePush: (@Sendable () -> Void)? = nil,
+         observer: (@Sendable (PedometerEvent) -> Void)? = nil) {
         self.beforePush = beforePush
+        self.observer = observer
         self.session = session
         self.ring = ring
         self.key = key
@@ -46,10 +50,13 @@ struct PedometerStream: @unchecked Sendable {
 
     /// The end of the stream: a last unterminated line, then the counter settles what it
     /// held back; the final state is persisted.
-    mutating func finish(at: Date) {
+    /// Returns the final counter state.
+    @discardableResult
+    mutating func finish(at: Date) -> CounterState {
         if let framed = framer.finish() { line(framed, at: at) }
         emit(session.finish(receivedAt: at), final: true)
         counters.finished.add(1, ordering: .relaxed)
+        return session.counter.state
     }
 
     /// Feeds one line already framed (a capture's); the session trims it as the framer would.
@@ -59,8 +66,9 @@ struct PedometerStream: @unchecked Sendable {
 
     private mutating func line(_ framed: FramedLine, at: Date) {
         switch framed {
-        case .rejected:
+        case .rejected(let why):
             counters.rejected.add(1, ordering: .relaxed)
+            observer?(.session(.rejected(line: nil, reason: why)))
         case .line(let text):
             emit(session.feedLine(text, receivedAt: at))
         }
@@ -69,6 +77,7 @@ struct PedometerStream: @unchecked Sendable {
     private mutating func emit(_ events: [SessionEvent], final: Bool = false) {
         var intervals: [StepInterval] = []
         for e in events {
+            observer?(.session(e))
             switch e {
             case .accepted: counters.lines.add(1, ordering: .relaxed)
             case .rejected: counters.rejected.add(1, ordering: .relaxed)

@@ -37,7 +37,8 @@ final class DaemonRig: @unchecked Sendable {
 
     /// The persisted counter state of `deviceID` (read as `serial watch` reads it).
     func counterState(_ deviceID: String) -> CounterState? {
-        try? PedometerRecorder(store: store, deviceID: deviceID).loadState()
+        (try? store.state(PedometerSource.stateKey(deviceID: deviceID))).flatMap { $0 }
+            .flatMap { try? JSONDecoder().decode(CounterState.self, from: $0) }
     }
 }
 

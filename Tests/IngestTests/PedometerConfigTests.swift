@@ -5,6 +5,7 @@ import Logging
 import SerialPedometer
 import Simulators
 import Testing
+import Udev
 @testable import Gateway
 @testable import Ingest
 
@@ -70,6 +71,29 @@ import Testing
         #expect(s.quantity.value == 10, "65530 → 4 wrapped at 2^16")
         #expect(s.metadata.syncIdentifier?.hasPrefix("serial:PED-CFG:") == true)
         #expect(rig.counterState("PED-CFG")?.tally.wraps == 1)
+    }
+
+    /// One reader for `run` and the serial commands: serial.toml's `match = [...]` short form and
+    /// a `tag` rule are pedometer rules, matched against devices as udev describes them.
+    @Test func matchShortFormAndTagRulesAreRules() throws {
+        let c = try GatewayConfig.parse("""
+            match = ["1d50:6120", "serial:PED1", "tag:healthgate-pedometer", "by-id:usb-X-if00-port0"]
+            [[pedometer]]
+            tag = "mine"
+            format = "int"
+            """, file: "serial.toml")
+        #expect(c.pedometers.map(\.summary) == ["tag:mine", "1d50:6120", "serial:PED1", "tag:healthgate-pedometer",
+                                                  "/dev/serial/by-id/usb-X-if00-port0"])
+        #expect(c.pedometers[0].format == LineFormat.integer)
+        #expect(c.pedometers[1].format == LineFormat.auto)
+        let ped = TTYDevice(sysname: "ttyUSB0", devnode: "/dev/ttyUSB0", tags: ["healthgate-pedometer"],
+                            devlinks: ["/dev/serial/by-id/usb-X-if00-port0"], vendorID: "1d50", modelID: "6120", serialShort: "PED1")
+        let other = TTYDevice(sysname: "ttyACM0", devnode: "/dev/ttyACM0", vendorID: "2341", modelID: "0043")
+        #expect(c.pedometers.dropFirst().allSatisfy { $0.matches(ped) && !$0.matches(other) })
+        #expect(!c.pedometers[0].matches(ped))
+        #expect(c.pedometers.firstMatch(other) == nil)
+        expectConfigError(ConfigCase(text: "match = [\"everything\"]\n", line: 1, says: "is not a device match"))
+        expectConfigError(ConfigCase(text: "match = \"1d50:6120\"\n", line: 1, says: "expected an array of strings"))
     }
 
     @Test(arguments: [

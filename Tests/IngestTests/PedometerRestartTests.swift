@@ -95,14 +95,13 @@ import Testing
     @Test func runContinuesWhatSerialWatchStored() async throws {
         let path = temporaryStorePath()
         let store = try HealthStore(path: path)
-        // serial watch's recorder stored a sample and the state after it.
+        // An earlier serial watch stored a sample and the state after it, in one transaction.
         var counter = StepCounter(configuration: try CounterConfiguration(deviceID: "PED-W"))
         let now = Date()
         _ = counter.process(PedometerReading(steps: 1_000, seq: 1), receivedAt: now.addingTimeInterval(-60))
         let out = counter.process(PedometerReading(steps: 1_040, seq: 2), receivedAt: now.addingTimeInterval(-30))
-        let recorder = PedometerRecorder(store: store, deviceID: "PED-W")
-        for s in out.samples { try recorder.add(s) }
-        try recorder.flush(state: counter.state)
+        try store.save(try out.samples.map { try $0.quantitySample(source: PedometerSource.source, device: nil) },
+                       state: [PedometerSource.stateKey(deviceID: "PED-W"): try JSONEncoder().encode(counter.state)])
 
         let ped = try SimulatedPedometer()
         let rig = try DaemonRig(path: path)

@@ -1,5 +1,9 @@
 import Foundation
+import HealthGateTesting
+import HealthModel
+import HealthStore
 import Logging
+import Simulators
 import Testing
 @testable import Gateway
 @testable import Ingest
@@ -49,5 +53,31 @@ import Udev
         let present = GatewayConfig.Pedometer(path: root + "/class/tty/ttyS0", vendor: nil, product: nil, serial: nil, baud: 9600, name: nil)
         let absent = GatewayConfig.Pedometer(path: "/dev/does-not-exist", vendor: nil, product: nil, serial: nil, baud: 9600, name: nil)
         #expect(try watcher([present, absent], root: root).matches().map(\.0) == [root + "/class/tty/ttyS0"])
+    }
+
+    /// The running watcher (the one `run` and `serial watch --auto` use) listens to libudev's
+    /// monitor where the system allows it and rescans, so a device that appears later is opened
+    /// without anyone calling `scanOnce`, and it stops with the runner.
+    @Test func aStartedWatcherOpensADeviceThatAppearsLater() async throws {
+        let tree = try SysfsTree()
+        defer { tree.remove() }
+        let rig = try DaemonRig(path: temporaryStorePath())
+        let rule = GatewayConfig.Pedometer(vendor: "1a86", product: "7523")
+        let watcher = PedometerWatcher(rules: [rule], runner: rig.runner, logger: Logger(label: "t"), store: rig.store,
+                                       sysfs: Sysfs(root: tree.root), devDir: tree.dev)
+        let events = watcher.start(interval: .milliseconds(100))
+        #expect(events == (try Udev().daemonIsRunning ? .udev : .kernel))
+        let ped = try SimulatedPedometer()
+        try tree.plug(name: "ttyUSB3", port: "4", node: ped.path)
+        #expect(await eventually { watcher.openCount == 1 })
+        ped.writeLine(pedometerLine(10, seq: 1))
+        ped.writeLine(pedometerLine(13, seq: 2))
+        #expect(await eventually { rig.total() == 3 })
+        // Registered once open, under the port id, with the USB ids as model.
+        let registered = try rig.store.devices(kind: .serial)
+        #expect(registered.map(\.device.localIdentifier) == ["serial:pci-0000:00:14.0-usb-0:4:1.0-port0"])
+        #expect(registered.first?.device.model == "1a86:7523" && registered.first?.address == "\(tree.dev)/ttyUSB3")
+        _ = await offThread { rig.stop() }
+        #expect(watcher.openCount == 0)
     }
 }

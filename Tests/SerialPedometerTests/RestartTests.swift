@@ -4,6 +4,34 @@ import HealthStore
 import Testing
 @testable import SerialPedometer
 
+/// Stores one pedometer's samples in batches with the counter state after them in the same
+/// transaction (`HealthStore.save(_:state:)`), as the ingest writer does with a pedometer's side
+/// channel: the rule these tests check against a real store, without the pipeline around it.
+final class BatchRecorder {
+    let store: HealthStore
+    let key: String
+    private(set) var pending: [QuantitySample] = []
+    private(set) var saved = 0
+    static let source = Source(name: "HealthGate serial", identifier: "org.healthgate.serial")
+
+    init(store: HealthStore, deviceID: String) {
+        self.store = store
+        self.key = "serial.counter.\(deviceID)"
+    }
+
+    func loadState() throws -> CounterState? {
+        try store.state(key).flatMap { try? JSONDecoder().decode(CounterState.self, from: $0) }
+    }
+
+    func add(_ interval: StepInterval) throws { pending.append(try interval.quantitySample(source: Self.source, device: nil)) }
+
+    func flush(state: CounterState) throws {
+        try store.save(pending, state: [key: try JSONEncoder().encode(state)])
+        saved += pending.count
+        pending.removeAll()
+    }
+}
+
 /// A gateway restart in the middle of a stream: totals stay exact, using a real SQLite store.
 @Suite struct RestartTests {
     private func tempDB() -> String {
@@ -19,7 +47,7 @@ import Testing
     /// Runs `lines` through a session that flushes every `batch` samples; returns the session.
     private func run(_ lines: ArraySlice<(String, Double)>, db: String, batch: Int, flushAtEnd: Bool) throws -> Int {
         let store = try HealthStore(path: db)
-        let recorder = PedometerRecorder(store: store, deviceID: "PTY")
+        let recorder = BatchRecorder(store: store, deviceID: "PTY")
         let state = try recorder.loadState() ?? CounterState()
         var session = makeSession(state: state)
         for (line, t) in lines {
@@ -82,7 +110,7 @@ import Testing
         _ = counter.process(PedometerReading(steps: 1, seq: 1), receivedAt: Date(timeIntervalSince1970: 10))
         let out = counter.process(PedometerReading(steps: 9, seq: 2), receivedAt: Date(timeIntervalSince1970: 11))
         for _ in 0..<2 {  // a retried batch: new sample UUIDs, the same sync identifiers
-            let r = PedometerRecorder(store: store, deviceID: "X")
+            let r = BatchRecorder(store: store, deviceID: "X")
             for s in out.samples { try r.add(s) }
             try r.flush(state: counter.state)
         }

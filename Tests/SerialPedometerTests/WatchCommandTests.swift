@@ -182,6 +182,25 @@ import Testing
         #expect(ends.allSatisfy { $0 <= Date().addingTimeInterval(86_400) })
     }
 
+    /// A device enters the registry only once its port is open: `serial watch /dev/null` (not a
+    /// tty) and a missing path leave no junk device behind (issue 17, item 17).
+    @Test(.enabled(if: WatchCommandTests.binary != nil))
+    func onlyAnOpenedDeviceIsRegistered() throws {
+        let db = tempDB()
+        #expect(try Watch(["/dev/null", "--db", db]).finish() == 64)
+        #expect(try Watch(["/dev/healthgate-missing-tty", "--db", db]).finish() == 69)
+        #expect(try HealthStore(path: db).devices().isEmpty)
+        let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }
+        let watch = try Watch([pty.path, "--db", db, "--id", "W9"])
+        #expect(watch.waitForOpen(pty.path))
+        pty.unplug()
+        #expect(watch.finish() == 0)
+        let devices = try HealthStore(path: db).devices()
+        #expect(devices.map(\.device.localIdentifier) == ["serial:W9"])
+        #expect(devices.first?.kind == .serial && devices.first?.address == pty.path)
+    }
+
     @Test(.enabled(if: WatchCommandTests.binary != nil))
     func missingDeviceExitsUnavailable() throws {
         let watch = try Watch(["/dev/healthgate-missing-tty", "--no-store"])

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Gateway
 import SerialPedometer
 
 /// `healthgate decode pedometer LINE`: parse one serial pedometer line.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Gateway
 import SerialPedometer
 import Udev
 
@@ -45,7 +46,7 @@ struct SerialListCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let config = try serialConfig.load()
-            let rules = try config.match + matches.map(DeviceMatch.init(parsing:))
+            let rules = try config.pedometers + matches.map { GatewayConfig.Pedometer(try DeviceMatch(parsing: $0)) }
             let udev = try Udev()
             if !udev.daemonIsRunning {
                 Console.note("note: no udev daemon runs: USB ids are read from sysfs; tags and by-id links are unavailable")
@@ -64,7 +65,7 @@ struct SerialListCommand: ParsableCommand {
                     if let v = d.product { o["product"] = v }
                     if let v = d.driver { o["driver"] = v }
                     if let v = d.byIDPath { o["byID"] = v }
-                    if let m = rules.firstMatch(d) { o["matchedBy"] = m.description }
+                    if let m = rules.firstMatch(d) { o["matchedBy"] = m.summary }
                     return o
                 })
                 return
@@ -77,12 +78,12 @@ struct SerialListCommand: ParsableCommand {
                   + column("PEDOMETER", 26) + "BY-ID")
             for d in devices {
                 let ids = d.vendorID.map { "\($0):\(d.modelID ?? "????")" } ?? "-"
-                let matched = rules.firstMatch(d).map { "yes (\($0))" } ?? "no"
+                let matched = rules.firstMatch(d).map { "yes (\($0.summary))" } ?? "no"
                 print(column(d.devnode ?? d.sysname, 16) + column(ids, 11) + column(d.serialShort ?? "-", 18)
                       + column(d.driver ?? "-", 12) + column(matched, 26) + (d.byIDPath ?? "-"))
             }
             if rules.isEmpty {
-                Console.note("note: no match rules (--match or \(config.file ?? SerialConfiguration.defaultPath)): no device counts as a pedometer")
+                Console.note("note: no pedometer rules (--match, or match = [...] / [[pedometer]] in \(serialConfig.path)): no device counts as a pedometer")
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Gateway
 import HealthModel
 import HealthStore
 import SerialPedometer
@@ -38,15 +39,35 @@ extension DeviceMatchError: SysexitConvertible {
     var sysexit: Sysexit { .usage }
 }
 
-/// `--config PATH`: the serial configuration file.
+/// `--config PATH`: the configuration file the serial commands read (match rules, vendor
+/// profiles): the daemon's TOML format (`[[pedometer]]`, `match = [...]`, `[profiles.NAME]`),
+/// read by the daemon's reader (``GatewayConfig``).
 struct SerialConfigOption: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp(
-        "The serial pedometer configuration file (match rules, vendor profiles).",
+        "The configuration file (pedometer rules, vendor profiles; the daemon's format).",
         discussion: "Defaults to $XDG_CONFIG_HOME/healthgate/serial.toml (~/.config/… when unset); a missing default file means no rules and only built-in profiles. See docs/serial-pedometers.md.",
         valueName: "path"))
     var config: String?
 
-    func load() throws -> SerialConfiguration { try SerialConfiguration.load(path: config) }
+    /// The default path: `$XDG_CONFIG_HOME/healthgate/serial.toml` (`~/.config/…` when unset).
+    static var defaultPath: String {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.config")
+        return base + "/healthgate/serial.toml"
+    }
+
+    /// The file that is read (given or default).
+    var path: String { config ?? Self.defaultPath }
+
+    /// Reads the file; a missing default file is an empty configuration.
+    /// - Throws: ``CLIFailure`` with exit 78 naming the file, line and what is wrong.
+    func load() throws -> GatewayConfig {
+        if config == nil && !FileManager.default.fileExists(atPath: path) { return GatewayConfig(file: path) }
+        do { return try GatewayConfig.load(path: path) } catch {
+            throw CLIFailure("configuration error: \(error)", code: .config)
+        }
+    }
 }
 
 /// Calls `action` once on the first SIGINT or SIGTERM (a second one exits at once).
@@ -82,32 +103,19 @@ final class SerialSignalTrap: @unchecked Sendable {
     }
 }
 
-/// Prints link events as human lines or JSON objects (one per line, flushed).
+/// Prints a pedometer's events as human lines or JSON objects (one per line, flushed).
 struct LinkPrinter: Sendable {
     let json: Bool
     let device: String
 
-    func print(_ event: LinkEvent) {
-        switch event {
-        case .session(let e): printSession(e)
-        case .stored(let n, let summary):
-            if json {
-                JSONOutput.emit(["event": "stored", "device": device, "samples": n, "inserted": summary.inserted,
-                                 "replaced": summary.replaced, "ignored": summary.ignored + summary.duplicates])
-            } else if n > 0 {
-                emit("stored  \(n) sample(s) (\(summary))")
-            }
-        case .storeFailed(let why):
-            if json { JSONOutput.emit(["event": "store-error", "device": device, "message": why]) }
-            Console.error(why + "; the samples stay pending and are retried")
-        case .gone(let why):
-            if json { JSONOutput.emit(["event": "unplugged", "device": device, "reason": why]) }
-            else { emit("unplugged  \(device): \(why)") }
-        case .stopped:
-            if json { JSONOutput.emit(["event": "stopped", "device": device]) }
-        }
+    func gone(_ why: String) {
+        if json { JSONOutput.emit(["event": "unplugged", "device": device, "reason": why]) }
+        else { emit("unplugged  \(device): \(why)") }
     }
 
+    func stopped() {
+        if json { JSONOutput.emit(["event": "stopped", "device": device]) }
+    }
     func printSession(_ e: SessionEvent) {
         switch e {
         case .accepted(let line, let r):

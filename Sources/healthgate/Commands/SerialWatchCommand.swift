@@ -4,6 +4,8 @@ import Foundation
 import Gateway
 import HealthModel
 import HealthStore
+import Ingest
+import Logging
 import SerialPedometer
 import Synchronization
 import Udev
@@ -24,9 +26,13 @@ struct SerialWatchCommand: ParsableCommand {
             configuration file) to appear, reads each while it is plugged in, and picks it up again \
             when it returns.
 
-            Samples are stored in batches, each together with the device's counter state, so a \
-            restart neither loses nor double-counts steps (the state is keyed by --id, by default the \
-            USB serial number, else the device path).
+            It is a front-end over `run`'s path: the same pedometer source, ingest pipeline and \
+            store, so samples are stored in batches, each together with the device's counter state, \
+            and a restart neither loses nor double-counts steps. The state is keyed by --id, by \
+            default the USB serial number, else the physical USB port (so `run` and `serial watch` \
+            continue each other's counts; docs/serial-pedometers.md, "The pedometer id"). With \
+            --auto, the options given here apply to every device; [[pedometer]] tables of the \
+            configuration file keep their own unless an option is given.
 
             Examples:
               healthgate serial watch /dev/ttyUSB0 --counter-bits 24
@@ -46,20 +52,20 @@ struct SerialWatchCommand: ParsableCommand {
         valueName: "vid:pid|serial:S|tag:T|by-id:PATH"))
     var matches: [String] = []
 
-    @Option(help: "Baud rate (8N1).")
-    var baud = 115_200
+    @Option(help: "Baud rate (8N1; default 115200).")
+    var baud: Int?
 
-    @Option(name: .customLong("flow-control"), help: "Flow control: none, rtscts or xonxoff.")
-    var flowControl = "none"
+    @Option(name: .customLong("flow-control"), help: "Flow control: none (the default), rtscts or xonxoff.")
+    var flowControl: String?
 
-    @Option(help: ArgumentHelp("Line format: auto, json, kv, int or profile:NAME.", valueName: "format"))
-    var format = "auto"
+    @Option(help: ArgumentHelp("Line format: auto (the default), json, kv, int or profile:NAME.", valueName: "format"))
+    var format: String?
 
     @Option(name: .customLong("counter-bits"), help: "The device counter's width (16, 24 or 32): a decrease that fits is a wrap.")
     var counterBits: Int?
 
-    @Option(name: .customLong("device-time"), help: "trust: use the line's t for timestamps; ignore: use receipt time.")
-    var deviceTime: DeviceTimeMode = .ignore
+    @Option(name: .customLong("device-time"), help: "trust: use the line's t for timestamps; ignore (the default): use receipt time.")
+    var deviceTime: DeviceTimeMode?
 
     @Option(help: ArgumentHelp("The device's id for its persisted counter state and sync identifiers.", valueName: "id"))
     var id: String?
@@ -80,192 +86,222 @@ struct SerialWatchCommand: ParsableCommand {
         if auto == (device != nil) { throw ValidationError("name a DEVICE or pass --auto (not both)") }
         if !matches.isEmpty && !auto { throw ValidationError("--match goes with --auto") }
         if let b = counterBits, ![16, 24, 32].contains(b) { throw ValidationError("--counter-bits must be 16, 24 or 32") }
-        if FlowControl(rawValue: flowControl) == nil { throw ValidationError("--flow-control must be none, rtscts or xonxoff") }
+        if let f = flowControl, FlowControl(rawValue: f) == nil { throw ValidationError("--flow-control must be none, rtscts or xonxoff") }
+        if let b = baud, !(50...4_000_000).contains(b) { throw ValidationError("--baud must be between 50 and 4000000") }
+    }
+
+    /// `rule` with the options given on the command line.
+    func applyFlags(to rule: GatewayConfig.Pedometer, profiles: [String: VendorProfile]) throws -> GatewayConfig.Pedometer {
+        var r = rule
+        if let baud { r.baud = baud }
+        if let flowControl { r.flowControl = FlowControl(rawValue: flowControl) ?? .none }
+        if let format { r.format = try LineFormat(parsing: format, profiles: profiles) }
+        if let counterBits { r.counterBits = counterBits }
+        if let deviceTime { r.trustDeviceTime = deviceTime == .trust }
+        if let id, !auto { r.id = id }
+        return r
     }
 
     func run() throws {
         try reporting {
             let config = try serialConfig.load()
-            let lineFormat = try LineFormat(parsing: format, profiles: config.allProfiles)
-            let healthStore = noStore ? nil : try openHealthStore(store)
-            let portOptions = SerialPortOptions(baud: baud, flowControl: FlowControl(rawValue: flowControl) ?? .none)
-            let watcher = Watcher(command: self, format: lineFormat, port: portOptions, store: healthStore)
             if auto {
-                let rules = try config.match + matches.map(DeviceMatch.init(parsing:))
+                let rules = try (config.pedometers + matches.map { GatewayConfig.Pedometer(try DeviceMatch(parsing: $0)) })
+                    .map { try applyFlags(to: $0, profiles: config.allProfiles) }
                 guard !rules.isEmpty else {
-                    throw CLIFailure("--auto needs at least one match rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(config.file ?? SerialConfiguration.defaultPath)): HealthGate never reads every tty", code: .config)
+                    throw CLIFailure("--auto needs at least one pedometer rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(serialConfig.path)): HealthGate never reads every tty", code: .config)
                 }
-                try watcher.runAuto(rules: rules)
+                try SerialWatchFrontEnd(command: self).runAuto(rules: rules)
             } else if let device {
-                try watcher.runOne(path: device)
+                let rule = try applyFlags(to: GatewayConfig.Pedometer(path: device), profiles: config.allProfiles)
+                try SerialWatchFrontEnd(command: self).runOne(rule: rule)
             }
         }
     }
 }
 
-/// The running part of `serial watch`.
-private final class Watcher: @unchecked Sendable {
-    // @unchecked: the immutable configuration is shared; mutable state is behind `links`/`failed`.
+/// The running part of `serial watch`: a one-source (or watcher-fed) ingest pipeline, as `run`
+/// builds it, with the source's events printed as they happen (the raw-event tap) and what was
+/// stored printed from the pipeline's committed batches. `--no-store` is a null sink.
+private final class SerialWatchFrontEnd: @unchecked Sendable {
+    // @unchecked: immutable after init except the mutexes.
     let command: SerialWatchCommand
-    let format: LineFormat
-    let port: SerialPortOptions
     let store: HealthStore?
-    let links = Mutex<[String: PedometerLink]>([:])
-    let opening = Mutex<Set<String>>([])
+    let pipeline: IngestPipeline
+    let runner: SourceRunner
+    let logger: Logger
     let storeFailed = Mutex(false)
-    /// With --no-store, each device's counter state survives a re-plug in memory.
-    let remembered = Mutex<[String: CounterState]>([:])
+    let done = DispatchSemaphore(value: 0)
 
-    init(command: SerialWatchCommand, format: LineFormat, port: SerialPortOptions, store: HealthStore?) {
+    init(command: SerialWatchCommand) throws {
         self.command = command
-        self.format = format
-        self.port = port
+        let store = command.noStore ? nil : try openHealthStore(command.store)
         self.store = store
-    }
-
-    func options(id: String) throws -> LinkOptions {
-        LinkOptions(port: port, format: format,
-                    counter: try CounterConfiguration(deviceID: id, counterBits: command.counterBits,
-                                                      trustDeviceTime: command.deviceTime == .trust))
-    }
-
-    /// Opens a link for `path`, resuming the device's persisted state.
-    func open(path: String, identity: PedometerIdentity, tty: TTYDevice?, state: CounterState?, onEnd: @escaping @Sendable (LinkEvent) -> Void) throws -> PedometerLink {
-        let id = identity.id
-        var recorder: PedometerRecorder?
-        var resume = state
-        if let store {
-            if let old = try PedometerStateMigration.carryOver(in: store, identity: identity), !command.json {
-                Console.note("counter state of \(path) carried over from its old id \(old) to \(id)")
+        let sink: any SampleSink = try store.map { try StoreSink(store: $0) } ?? DiscardingSink()
+        pipeline = try IngestPipeline(sink: sink, configuration: IngestConfiguration(flushInterval: .milliseconds(250)))
+        var logger = Logger(label: "healthgate") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .critical   // everything worth saying is printed by the tap
+        self.logger = logger
+        runner = SourceRunner(pipeline: pipeline, logger: logger)
+        let json = command.json
+        // What was stored: per device, from the committed batches.
+        pipeline.addObserver { [self] batch in
+            var perDevice: [UInt16: Int] = [:]
+            for r in batch.records { perDevice[r.deviceSlot, default: 0] += 1 }
+            for (slot, n) in perDevice.sorted(by: { $0.key < $1.key }) {
+                let id = batch.slots.device(slot)?.localIdentifier.map { $0.hasPrefix("serial:") ? String($0.dropFirst(7)) : $0 } ?? "?"
+                if json {
+                    JSONOutput.emit(["event": "stored", "device": id, "samples": n])
+                } else if store != nil {
+                    print("stored  \(n) sample(s) of \(id)"); fflush(nil)
+                }
             }
-            let device = Device(name: tty?.product ?? (path as NSString).lastPathComponent, manufacturer: tty?.manufacturer,
-                                model: tty.flatMap { t in t.vendorID.map { "\($0):\(t.modelID ?? "")" } },
-                                localIdentifier: "serial:\(id)")
-            let r = PedometerRecorder(store: store, deviceID: id, device: device)
-            if resume == nil { resume = try r.loadState() }
-            _ = try? store.upsertDevice(DeviceRecord(device: device, kind: .serial, address: path, lastSeen: Date()))
-            recorder = r
+            storeFailed.withLock { $0 = false }
         }
+        pipeline.onStallChange { [self] reason in
+            guard let reason else { return }
+            storeFailed.withLock { $0 = true }
+            if json { JSONOutput.emit(["event": "store-error", "message": reason]) }
+            Console.error("could not store step samples and the counter state: \(reason); they stay pending and are retried")
+        }
+    }
+
+    /// A tap printing one device's events and its summary at the end of each stream.
+    func tap(path: String, id: String, rule: GatewayConfig.Pedometer?, onOpen: (@Sendable (Result<Void, any Error>) -> Void)? = nil)
+        -> @Sendable (PedometerEvent) -> Void {
         let printer = LinkPrinter(json: command.json, device: id)
-        return try PedometerLink(path: path, options: try options(id: id), state: resume, recorder: recorder) { [self] event in
-            printer.print(event)
+        let tally = Mutex((accepted: 0, rejected: [String: Int](), samples: 0, steps: UInt64(0)))
+        let (json, auto, stored, formatText, baud) = (command.json, command.auto, store != nil, "\(rule?.format ?? .auto)", rule?.baud ?? 115_200)
+        return { event in
             switch event {
-            case .storeFailed: storeFailed.withLock { $0 = true }
-            case .stored: storeFailed.withLock { $0 = false }
-            case .gone, .stopped: onEnd(event)
-            default: break
-            }
-        }
-    }
-
-    func runOne(path: String) throws {
-        let tty = try? Udev().device(node: path)
-        let identity = PedometerIdentity.resolve(path: path, given: command.id)
-        let id = identity.id
-        let done = DispatchSemaphore(value: 0)
-        let current = Mutex<PedometerLink?>(nil)
-        let trap = SerialSignalTrap {
-            current.withLock { $0 }?.stop()
-            done.signal()
-        }
-        var state: CounterState?
-        var first = true
-        while !trap.triggered {
-            let link: PedometerLink
-            do {
-                link = try open(path: path, identity: identity, tty: tty, state: state) { _ in }
-            } catch let e as SerialPortError where !first && command.reopen {
-                if case .notFound = e {} else if case .permissionDenied = e {} else { throw e }
-                if done.wait(timeout: .now() + 0.2) == .success { break }
-                continue
-            }
-            first = false
-            current.withLock { $0 = link }
-            if trap.triggered { link.stop() }
-            if !command.json { Console.note("reading \(path) as \(id) (\(format), \(port.baud) baud)\(store == nil ? ", not storing" : "")") }
-            link.wait()
-            state = link.counterState
-            current.withLock { $0 = nil }
-            summarize(link, id: id)
-            if !command.reopen || trap.triggered { break }
-            if !command.json { Console.note("waiting for \(path) to come back (Ctrl-C to stop)") }
-        }
-        if storeFailed.withLock({ $0 }) {
-            throw CLIFailure("some step samples could not be stored (see the messages above): check that \(command.store.path) is writable and the disk is not full, then run again; the device's counter resumes from the last stored state", code: .ioError)
-        }
-    }
-
-    func summarize(_ link: PedometerLink, id: String) {
-        let (accepted, rejected) = link.lineCounts
-        let now = link.counterState.tally, then = link.initialTally
-        let steps = now.steps - min(now.steps, then.steps), samples = now.samples - min(now.samples, then.samples)
-        let rej = rejected.isEmpty ? "none" : rejected.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-        if command.json {
-            JSONOutput.emit(["event": "summary", "device": id, "acceptedLines": accepted, "rejectedLines": rejected,
-                             "samples": samples, "steps": steps])
-        } else {
-            Console.note("\(id): \(accepted) line(s) accepted, rejected: \(rej); \(samples) sample(s), \(steps) step(s)\(store == nil ? " (not stored)" : " stored")")
-        }
-    }
-
-    func runAuto(rules: [DeviceMatch]) throws {
-        let udev = try Udev()
-        let done = DispatchSemaphore(value: 0)
-        let monitor = try UdevMonitor { [self] event in
-            guard event.action == "add" || event.action == "bind" else { return }
-            start(event.device, rules: rules, retry: true)
-        }
-        let log = monitor.source == .udev ? "udev daemon running: device events from udev"
-            : "no udev daemon: device events from the kernel, USB ids from sysfs (tag and by-id rules cannot match)"
-        if command.json { JSONOutput.emit(["event": "monitor", "source": monitor.source.rawValue, "rules": rules.map(\.description)]) }
-        else { Console.note("\(log); waiting for pedometers matching \(rules.map(\.description).joined(separator: ", "))") }
-        let trap = SerialSignalTrap { done.signal() }
-        for d in try udev.ttyDevices() { start(d, rules: rules, retry: false) }
-        done.wait()
-        _ = trap
-        monitor.stop()
-        let all = links.withLock { Array($0.values) }
-        for l in all { l.stop() }
-        if storeFailed.withLock({ $0 }) {
-            throw CLIFailure("some step samples could not be stored (see the messages above): check that \(command.store.path) is writable and the disk is not full", code: .ioError)
-        }
-    }
-
-    /// Opens a matching device unless it is already open. Kernel events can precede the node's
-    /// permissions (no udevd, or udevd still running rules), so a new device is retried briefly.
-    func start(_ tty: TTYDevice, rules: [DeviceMatch], retry: Bool) {
-        guard let node = tty.devnode, let rule = rules.firstMatch(tty) else { return }
-        let claimed = opening.withLock { o in o.insert(node).inserted }
-        guard claimed else { return }
-        let already = links.withLock { $0[node] != nil }
-        if already { opening.withLock { _ = $0.remove(node) }; return }
-        let identity = PedometerIdentity.resolve(path: node)
-        let id = identity.id
-        var lastError: (any Error)?
-        for attempt in 0..<(retry ? 25 : 1) {
-            if attempt > 0 { usleep(200_000) }
-            do {
-                let carried = store == nil ? remembered.withLock { $0[id] } : nil
-                let link = try open(path: node, identity: identity, tty: tty, state: carried) { [self] event in
-                    if case .gone = event {
-                        let ended = links.withLock { $0.removeValue(forKey: node) }
-                        if let ended {
-                            let state = ended.counterState
-                            remembered.withLock { $0[id] = state }
-                            summarize(ended, id: id)
-                        }
+            case .openFailed(let error):
+                onOpen?(.failure(error))
+                if auto { Console.error("cannot open \(path): \(error)") }
+            case .opened:
+                tally.withLock { $0 = (0, [:], 0, 0) }
+                if auto {
+                    if json { JSONOutput.emit(["event": "plugged", "device": id, "path": path, "matchedBy": rule?.summary ?? path]) }
+                    else { Console.note("plugged: \(path) as \(id) (matched \(rule?.summary ?? path))") }
+                } else if !json {
+                    Console.note("reading \(path) as \(id) (\(formatText), \(baud) baud)\(stored ? "" : ", not storing")")
+                }
+                onOpen?(.success(()))
+            case .session(let e):
+                tally.withLock { t in
+                    switch e {
+                    case .accepted: t.accepted += 1
+                    case .rejected(_, let why): t.rejected[why.code, default: 0] += 1
+                    case .sample(let s): t.samples += 1; t.steps += s.steps
+                    case .counter: break
                     }
                 }
-                links.withLock { $0[node] = link }
-                if command.json { JSONOutput.emit(["event": "plugged", "device": id, "path": node, "matchedBy": rule.description]) }
-                else { Console.note("plugged: \(node) as \(id) (matched \(rule))") }
-                lastError = nil
-                break
-            } catch {
-                lastError = error
+                printer.printSession(e)
+            case .ended(let gone, _):
+                if let gone { printer.gone(gone) } else { printer.stopped() }
+                let t = tally.withLock { $0 }
+                let rej = t.rejected.isEmpty ? "none" : t.rejected.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+                if json {
+                    JSONOutput.emit(["event": "summary", "device": id, "acceptedLines": t.accepted, "rejectedLines": t.rejected,
+                                     "samples": t.samples, "steps": t.steps])
+                } else {
+                    Console.note("\(id): \(t.accepted) line(s) accepted, rejected: \(rej); \(t.samples) sample(s), \(t.steps) step(s)\(stored ? " stored" : " (not stored)")")
+                }
             }
         }
-        opening.withLock { _ = $0.remove(node) }
-        if let lastError { Console.error("cannot open \(node): \(lastError)") }
+    }
+
+    /// `serial watch DEVICE`: until the device goes away (or, with --reopen, until Ctrl-C).
+    func runOne(rule: GatewayConfig.Pedometer) throws {
+        let path = rule.path ?? ""
+        let identity = PedometerIdentity.resolve(path: path, given: rule.id)
+        if let store, let old = try PedometerStateMigration.carryOver(in: store, identity: identity), !command.json {
+            Console.note("counter state of \(path) carried over from its old id \(old) to \(identity.id)")
+        }
+        let firstOpen = Mutex<Result<Void, any Error>?>(nil)
+        let opened = DispatchSemaphore(value: 0)
+        let onOpen: @Sendable (Result<Void, any Error>) -> Void = { result in
+            let first = firstOpen.withLock { r -> Bool in
+                defer { if r == nil { r = result } }
+                return r == nil
+            }
+            if first { opened.signal() }
+        }
+        let trap = SerialSignalTrap { [done] in done.signal() }
+        defer { withExtendedLifetime(trap) {} }
+        pipeline.start()
+        let watcher: PedometerWatcher?
+        if command.reopen {
+            // The one hot-plug watcher, on this path: it opens the device again when it returns.
+            var pinned = rule
+            pinned.id = identity.id
+            let r = pinned
+            let w = PedometerWatcher(rules: [r], runner: runner, logger: logger, store: store) { [self] _, p, _ in
+                tap(path: p, id: identity.id, rule: r, onOpen: onOpen)
+            }
+            watcher = w
+            w.start(interval: .milliseconds(200))
+            if !command.json { Console.note("waiting for \(path) (Ctrl-C to stop)") }
+            // The device must be there at the start: a missing or wrong path is an error, as without --reopen.
+            if w.scanOnce().isEmpty && firstOpen.withLock({ $0 }) == nil {
+                onOpen(.failure(SerialPortError.notFound(path)))
+            }
+        } else {
+            watcher = nil
+            let registry = PedometerWatcher.registry(store: store, path: path, identity: identity, logger: logger)
+            let front = tap(path: path, id: identity.id, rule: rule, onOpen: onOpen)
+            let source = PedometerSource(path: path, id: identity.id, options: rule.sourceOptions, name: rule.name,
+                                         device: PedometerWatcher.device(identity: identity, name: rule.name, path: path),
+                                         reconnects: false) { event in
+                registry(event)
+                front(event)
+            }
+            try runner.start(source)
+            Thread.detachNewThread { [runner, done] in
+                runner.waitForAll()
+                done.signal()
+            }
+        }
+        opened.wait()
+        if case .failure(let error) = firstOpen.withLock({ $0 }) ?? .success(()) {
+            runner.stopAll()
+            _ = pipeline.stop()
+            throw error
+        }
+        _ = watcher
+        done.wait()
+        try finish()
+    }
+
+    /// `serial watch --auto`: every matching device while it is plugged in, until Ctrl-C.
+    func runAuto(rules: [GatewayConfig.Pedometer]) throws {
+        let trap = SerialSignalTrap { [done] in done.signal() }
+        defer { withExtendedLifetime(trap) {} }
+        pipeline.start()
+        let watcher = PedometerWatcher(rules: rules, runner: runner, logger: logger, store: store) { [self] rule, path, identity in
+            tap(path: path, id: identity.id, rule: rule)
+        }
+        let source = watcher.start(interval: .seconds(2))
+        let names = rules.map(\.summary)
+        if command.json {
+            JSONOutput.emit(["event": "monitor", "source": source?.rawValue ?? "scan", "rules": names])
+        } else {
+            let log = switch source {
+            case .udev: "udev daemon running: device events from udev"
+            case .kernel: "no udev daemon: device events from the kernel, USB ids from sysfs (tag rules cannot match)"
+            case nil: "no device events: looking for devices every 2 s"
+            }
+            Console.note("\(log); waiting for pedometers matching \(names.joined(separator: ", "))")
+        }
+        done.wait()
+        try finish()
+    }
+
+    /// Stops the sources (each stream is finished and its state queued), drains and commits.
+    func finish() throws {
+        runner.stopAll()
+        let final = pipeline.stop()
+        if final.abandoned > 0 || final.rejected > 0 || storeFailed.withLock({ $0 }) {
+            throw CLIFailure("some step samples could not be stored (see the messages above): check that \(command.store.path) is writable and the disk is not full, then run again; the device's counter resumes from the last stored state", code: .ioError)
+        }
     }
 }
