@@ -52,9 +52,16 @@ import Testing
         // kind "other", which `devices` hides).
         let devices = try await offThread { try HealthGateExecutable.run(["devices", "--json", "--db", db]) }
         let listed = try #require(try JSONSerialization.jsonObject(with: Data(devices.stdout.utf8)) as? [[String: Any]], "\(devices)")
-        #expect(Set(listed.compactMap { $0["localIdentifier"] as? String }) == Set(load.straps.map { "socket:\($0.socketPath)" }),
+        // The pedometers are there too, registered once their ports were open, by their id (a
+        // pty has no USB parent: its node).
+        let straps = listed.filter { ($0["localIdentifier"] as? String)?.hasPrefix("socket:") == true }
+        #expect(Set(straps.compactMap { $0["localIdentifier"] as? String }) == Set(load.straps.map { "socket:\($0.socketPath)" }),
                 "\(devices.stdout)")
-        #expect(listed.allSatisfy { $0["kind"] as? String == "ble" })
+        #expect(straps.allSatisfy { $0["kind"] as? String == "ble" })
+        let pedometers = listed.filter { ($0["localIdentifier"] as? String)?.hasPrefix("socket:") != true }
+        #expect(Set(pedometers.compactMap { $0["localIdentifier"] as? String }) == Set(load.pedometers.map { "serial:\($0.path)" }),
+                "\(devices.stdout)")
+        #expect(pedometers.allSatisfy { $0["kind"] as? String == "serial" })
         // Each strap's connection and subscription is in the log once (info), not only failures.
         for s in load.straps {
             let subscribed = child.stderr.components(separatedBy: "strap \(s.name): subscribed to heart rate notifications").count - 1
