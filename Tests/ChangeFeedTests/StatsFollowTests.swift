@@ -52,6 +52,32 @@ struct StatsFollowTests {
         #expect(later.first { $0.start == second }.map { $0.sum == nil || $0.sum == 0 } == true)
     }
 
+    @Test("without a range, every one of three adds by other processes is printed (not only the first)")
+    func followsEveryAddFromOtherProcesses() async throws {
+        let db = TempDB()
+        #expect(try await CLI.run(["add", "--type", "stepCount", "--value", "5", "--db", db.path]).status == 0)
+        let child = try Child(["stats", "--type", "stepCount", "--interval", "1h", "--json", "--follow", "--db", db.path])
+        #expect(await child.waitUntil { $0.count >= 1 }, "no initial buckets: \(child.stderr)")
+        // Each `add` is its own process that opens the store, commits and closes it, as a user's
+        // would. The second and third used to go unseen: the follower had lost its SQLite locks
+        // (see Connection.createFile), so a closing `add` checkpointed and deleted the WAL under it.
+        var sums: [Double] = [5]
+        for value in [1.0, 2, 3] {
+            #expect(try await CLI.run(["add", "--type", "stepCount", "--value", String(value), "--db", db.path]).status == 0)
+            sums.append(sums.last! + value)
+            let expected = sums.count
+            #expect(await child.waitUntil(seconds: 30) { $0.count >= expected }, "update \(expected - 1) never came: \(child.outputLines) \(child.stderr)")
+        }
+        await child.stop()
+        // One bucket (all four samples are "now"), reprinted with each new total. Should the
+        // hour turn between two adds, the new hour's bucket holds the later values instead.
+        let printed = child.outputLines.map { Self.buckets($0).compactMap(\.sum).reduce(0, +) }
+        #expect(printed.count == 4, "\(child.outputLines)")
+        if Set(child.outputLines.flatMap { Self.buckets($0).map(\.start) }).count == 1 {
+            #expect(printed == sums, "\(child.outputLines)")
+        }
+    }
+
     @Test func followWithoutIntervalIsAUsageError() async throws {
         let db = TempDB()
         let r = try await CLI.run(["stats", "--type", "stepCount", "--follow", "--db", db.path])

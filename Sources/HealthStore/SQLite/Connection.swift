@@ -77,7 +77,14 @@ package final class Connection: @unchecked Sendable {
             throw StoreError.cannotOpen(path: path, reason: "cannot create directory \(dir) (\(error.localizedDescription.trimmingCharacters(in: CharacterSet(charactersIn: "."))))",
                                         code: SQLITE_CANTOPEN)
         }
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // O_EXCL: never open (and so never close) an existing store file here. Closing any
+        // descriptor of a file drops every POSIX lock this process holds on it, so a second
+        // store opened in a process would silently release the first connection's SQLite
+        // locks; another process then takes itself for the last user, checkpoints and deletes
+        // the WAL under the first, whose change observer never sees a commit again (issue 17,
+        // `stats --follow` stopping after one update).
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0, errno == EEXIST { return }
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
             throw StoreError.cannotOpen(path: path, reason: reason,
