@@ -47,6 +47,7 @@ public final class GatewayRuntime: Sendable {
             log.error("the disk refused to sync the write-ahead log (\(reason)): the batches committed since the last good sync may be lost if the power fails now; committing with one fsync per batch from now on. Check the disk (dmesg, df) and the SD card.")
             notifier.status("fsync failed: \(reason)")
         }
+        pipeline.onRejection { what in log.warning("\(what)") }
         pipeline.onStallChange { reason in
             if let reason {
                 // Warning, not error: nothing is lost yet and the writer resumes by itself; the

@@ -19,6 +19,8 @@ public enum HealthModelError: Error, Sendable, Equatable, CustomStringConvertibl
     case optionNotAllowed(option: String, type: String, style: AggregationStyle)
     /// A metadata key or value that the model does not accept.
     case invalidMetadata(key: String, reason: String)
+    /// The value is outside the type's plausible range (``QuantityType/plausibleRange``).
+    case implausibleValue(type: String, value: Double, unit: String, range: ClosedRange<Double>)
 
     public var description: String {
         switch self {
@@ -42,6 +44,9 @@ public enum HealthModelError: Error, Sendable, Equatable, CustomStringConvertibl
                                       : "discrete types support discreteAverage, discreteMin, discreteMax and mostRecent.")
         case .invalidMetadata(let key, let reason):
             return "metadata '\(key)' is invalid: \(reason)."
+        case .implausibleValue(let type, let value, let unit, let range):
+            func n(_ x: Double) -> String { x == x.rounded() && abs(x) < 1e15 ? String(Int64(x)) : "\(x)" }
+            return "a \(type) value of \(n(value)) \(unit) is not plausible for one sample: it must be between \(n(range.lowerBound)) and \(n(range.upperBound)) \(unit) (a sensor fault or a typo; see docs/input-rules.md)."
         }
     }
 }

@@ -54,17 +54,32 @@ public struct QuantitySample: Sendable, Hashable {
     /// Beat-to-beat intervals, for heart-rate samples from a strap that reports them.
     public let rrIntervals: RRIntervals?
 
-    /// Creates and validates a sample.
+    /// Creates and validates a sample, including the type's plausible range.
     /// - Throws: ``HealthModelError`` naming what is wrong and why.
     public init(uuid: UUID = UUID.timeOrdered(), type: QuantityType, quantity: Quantity,
                 start: Date, end: Date, source: Source, device: Device? = nil,
                 metadata: Metadata = Metadata(), rrIntervals: RRIntervals? = nil) throws {
+        try self.init(uuid: uuid, type: type, quantity: quantity, start: start, end: end, source: source,
+                      device: device, metadata: metadata, rrIntervals: rrIntervals, checkingPlausibility: true)
+    }
+
+    /// Creates and validates a sample; `checkingPlausibility: false` skips only the plausible
+    /// range, for reading back what an older version stored (it stays readable and deletable).
+    package init(uuid: UUID, type: QuantityType, quantity: Quantity, start: Date, end: Date, source: Source,
+                 device: Device?, metadata: Metadata, rrIntervals: RRIntervals?, checkingPlausibility: Bool) throws {
         guard quantity.unit.isCompatible(with: type.canonicalUnit) else {
             throw HealthModelError.incompatibleUnits(quantity.unit, type.canonicalUnit)
         }
         guard quantity.value.isFinite else { throw HealthModelError.notFinite(type: type.identifier) }
         if !type.allowsNegativeValues, quantity.value < 0 {
             throw HealthModelError.negativeValue(type: type.identifier, value: quantity.value)
+        }
+        if checkingPlausibility, let range = type.plausibleRange {
+            let canonical = (try? quantity.unit.convert(quantity.value, to: type.canonicalUnit)) ?? quantity.value
+            guard canonical.isFinite, range.contains(canonical) else {
+                throw HealthModelError.implausibleValue(type: type.identifier, value: canonical,
+                                                        unit: type.canonicalUnitString, range: range)
+            }
         }
         guard start <= end else {
             throw HealthModelError.startAfterEnd(start: ISO8601.string(start), end: ISO8601.string(end))

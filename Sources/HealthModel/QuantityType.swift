@@ -28,14 +28,25 @@ public struct QuantityType: Sendable, Hashable, Codable, CustomStringConvertible
     public let allowsNegativeValues: Bool
     /// A one-line human description for `healthgate types`.
     public let summary: String
+    /// The values a real measurement of one sample can have, in the canonical unit (nil: any
+    /// finite value). A value outside is refused at every entry (add, import, ingest) as a
+    /// sensor fault or a typo rather than stored, so it cannot corrupt statistics later; for
+    /// cumulative types the bound is per sample (docs/input-rules.md, "Value ranges").
+    public let plausibleRange: ClosedRange<Double>?
 
     public init(identifier: String, canonicalUnit: String, aggregationStyle: AggregationStyle,
-                allowsNegativeValues: Bool = false, summary: String) {
+                allowsNegativeValues: Bool = false, plausibleRange: ClosedRange<Double>? = nil, summary: String) {
         self.identifier = identifier
         self.canonicalUnitString = canonicalUnit
         self.aggregationStyle = aggregationStyle
         self.allowsNegativeValues = allowsNegativeValues
+        self.plausibleRange = plausibleRange
         self.summary = summary
+    }
+
+    /// Whether `canonicalValue` (in ``canonicalUnit``) is finite and inside ``plausibleRange``.
+    public func isPlausible(_ canonicalValue: Double) -> Bool {
+        canonicalValue.isFinite && (plausibleRange?.contains(canonicalValue) ?? true)
     }
 
     /// The canonical unit, parsed.
@@ -49,30 +60,37 @@ public struct QuantityType: Sendable, Hashable, Codable, CustomStringConvertible
     /// Heart rate in count/min; discrete, weighted by time.
     public static let heartRate = QuantityType(
         identifier: "heartRate", canonicalUnit: "count/min", aggregationStyle: .discreteTemporallyWeighted,
+        plausibleRange: 0...500,
         summary: "heart beats per minute")
     /// Steps in count; cumulative.
     public static let stepCount = QuantityType(
         identifier: "stepCount", canonicalUnit: "count", aggregationStyle: .cumulative,
+        plausibleRange: 0...1_000_000,
         summary: "steps taken over the sample's interval")
     /// Active energy in kJ; cumulative.
     public static let activeEnergyBurned = QuantityType(
         identifier: "activeEnergyBurned", canonicalUnit: "kJ", aggregationStyle: .cumulative,
+        plausibleRange: 0...100_000,
         summary: "energy expended over the sample's interval (BLE Energy Expended deltas)")
     /// Heart-rate variability as SDNN in ms; discrete.
     public static let heartRateVariabilitySDNN = QuantityType(
         identifier: "heartRateVariabilitySDNN", canonicalUnit: "ms", aggregationStyle: .discreteArithmetic,
+        plausibleRange: 0...10_000,
         summary: "standard deviation of RR intervals over a window")
     /// Resting heart rate in count/min; discrete.
     public static let restingHeartRate = QuantityType(
         identifier: "restingHeartRate", canonicalUnit: "count/min", aggregationStyle: .discreteArithmetic,
+        plausibleRange: 0...300,
         summary: "heart rate at rest")
     /// Distance walked or run in m; cumulative.
     public static let distanceWalkingRunning = QuantityType(
         identifier: "distanceWalkingRunning", canonicalUnit: "m", aggregationStyle: .cumulative,
+        plausibleRange: 0...1_000_000,
         summary: "distance walked or run over the sample's interval")
     /// Body mass in kg; discrete.
     public static let bodyMass = QuantityType(
         identifier: "bodyMass", canonicalUnit: "kg", aggregationStyle: .discreteArithmetic,
+        plausibleRange: 0...1_000,
         summary: "body weight")
 }
 

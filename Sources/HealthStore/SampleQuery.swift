@@ -129,7 +129,7 @@ extension HealthStore {
             return try QuantitySample(
                 uuid: uuid, type: type, quantity: Quantity(st.double(2), type.canonicalUnit),
                 start: Date(timeIntervalSince1970: st.double(3)), end: Date(timeIntervalSince1970: st.double(4)),
-                source: source, device: device, metadata: m, rrIntervals: rr)
+                source: source, device: device, metadata: m, rrIntervals: rr, checkingPlausibility: false)
         } catch {
             throw StoreError.corruptRow("sample \(uuid): \(error)")
         }

@@ -15,6 +15,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case notFound(String)
     /// The query itself is wrong (an unparsable interval, no statistics option, too many buckets).
     case invalidQuery(String)
+    /// A computed number overflowed (a statistics sum of implausible stored values): bad data.
+    case notFinite(String)
 
     /// SQLite's primary result code (the low byte of the extended code), or nil.
     public var primaryCode: Int32? {
@@ -42,6 +44,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .corruptRow: return .corrupt
         case .notFound: return .data
         case .invalidQuery: return .usage
+        case .notFinite: return .data
         }
     }
 
@@ -73,7 +76,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "a stored row is unreadable: \(what)."
         case .notFound(let what):
             return "\(what)."
-        case .invalidQuery(let what):
+        case .invalidQuery(let what), .notFinite(let what):
             return "\(what)."
         }
     }

@@ -36,6 +36,8 @@ public struct HeartRateSampleBuilder: Sendable {
         public var energySamples = 0
         /// Notifications with bpm 0 (no sample made).
         public var zeroBPMSkipped = 0
+        /// Notifications whose bpm is outside heart rate's plausible range (no sample made).
+        public var implausibleSkipped = 0
         /// Notifications marked truncated by the decoder (their valid prefix was used).
         public var truncated = 0
         /// RR values dropped: invalid ones (0, 0xFFFF) and older ones that could not be placed.
@@ -184,6 +186,8 @@ public struct HeartRateSampleBuilder: Sendable {
 
         if m.beatsPerMinute == 0 {
             counters.zeroBPMSkipped += 1
+        } else if !QuantityType.heartRate.isPlausible(Double(m.beatsPerMinute)) {
+            counters.implausibleSkipped += 1
         } else {
             out.heartRate = try QuantitySample(
                 type: .heartRate, quantity: Quantity(Double(m.beatsPerMinute), .countPerMinute),

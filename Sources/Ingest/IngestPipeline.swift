@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 import Synchronization
 
 /// Settings of the ingest pipeline (the `[ingest]` table of `healthgate.toml`).
@@ -120,6 +121,7 @@ public final class IngestPipeline: @unchecked Sendable {
     private let observers = Mutex<[@Sendable (CommittedBatch) -> Void]>([])
     private let stateObserver = Mutex<(@Sendable (String?) -> Void)?>(nil)
     private let syncObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let rejectionObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let stopRequested = Atomic<Bool>(false)
     private let stopDeadlineNanos = Atomic<Int64>(0)
     private let started = Atomic<Bool>(false)
@@ -177,6 +179,34 @@ public final class IngestPipeline: @unchecked Sendable {
     /// fails; the sink has made later commits safe on its own.
     public func onSyncFailure(_ observer: @escaping @Sendable (String) -> Void) {
         syncObserver.withLock { $0 = observer }
+    }
+
+    /// Called on the writer thread, with a sentence, for each record refused before writing
+    /// because its value is outside its type's plausible range
+    /// (``HealthModel/QuantityType/plausibleRange``); each is also counted in
+    /// ``IngestStats/rejected``. The other records of its batch are written.
+    public func onRejection(_ observer: @escaping @Sendable (String) -> Void) {
+        rejectionObserver.withLock { $0 = observer }
+    }
+
+    /// Removes the records of `batch[from..<to]` whose value is implausible for their type
+    /// (records with an attachment are left to the sink, which validates them whole), counts
+    /// and reports each, and returns the new end.
+    private func dropImplausible(_ batch: UnsafeMutableBufferPointer<SampleRecord>, from: Int, to: Int) -> Int {
+        var kept = from
+        for i in from..<to {
+            let r = batch[i]
+            if !r.flags.contains(.attached), let type = slots.type(r.typeSlot), !type.isPlausible(r.value) {
+                rejected.add(1, ordering: .releasing)
+                let range = type.plausibleRange.map { " (plausible: \($0.lowerBound)…\($0.upperBound) \(type.canonicalUnitString))" } ?? ""
+                rejectionObserver.withLock { $0 }?(
+                    "skipped a \(type.identifier) sample of \(r.value) \(type.canonicalUnitString) from \(slots.source(r.sourceSlot)?.name ?? "?")\(range): not a plausible measurement")
+                continue
+            }
+            if kept != i { batch[kept] = r }
+            kept += 1
+        }
+        return kept
     }
 
     /// Starts the writer thread (once).
@@ -276,7 +306,7 @@ public final class IngestPipeline: @unchecked Sendable {
                 for k in 0..<live.count where count < cap {
                     let ring = live[(start + k) % live.count]
                     let n = fill(from: ring, backlogs: &backlogs, into: batch, at: count)
-                    count += n
+                    count = dropImplausible(batch, from: count, to: count + n)
                     got += n
                 }
             }

@@ -50,6 +50,28 @@ struct SampleValidationTests {
         }
     }
 
+    @Test("implausible values are refused per type: heart rate 100000, steps 1.5e308; the range ends are accepted")
+    func plausibleRanges() throws {
+        func make(_ type: QuantityType, _ value: Double, _ unit: HealthUnit? = nil) throws -> QuantitySample {
+            try QuantitySample(type: type, quantity: Quantity(value, unit ?? type.canonicalUnit), start: now, end: now, source: .manual)
+        }
+        #expect(throws: HealthModelError.implausibleValue(type: "heartRate", value: 100_000, unit: "count/min", range: 0...500)) {
+            try make(.heartRate, 100_000)
+        }
+        #expect(throws: HealthModelError.self) { try make(.stepCount, 1.5e308) }
+        #expect(throws: HealthModelError.self) { try make(.heartRate, 9, .countPerSecond) }   // 540 count/min
+        #expect(throws: HealthModelError.self) { try make(.bodyMass, 1001) }
+        #expect(throws: HealthModelError.self) { try make(.stepCount, 1_000_001) }
+        for type in QuantityTypeRegistry.standard.all {
+            let range = try #require(type.plausibleRange, "\(type) has no plausible range")
+            _ = try make(type, range.lowerBound)
+            _ = try make(type, range.upperBound)
+            #expect(!type.isPlausible(range.upperBound.nextUp) && !type.isPlausible(.infinity))
+        }
+        let message = "\(HealthModelError.implausibleValue(type: "heartRate", value: 100_000, unit: "count/min", range: 0...500))"
+        #expect(message.contains("100000 count/min") && message.contains("between 0 and 500"), "\(message)")
+    }
+
     @Test("unknown types are rejected by the registry")
     func unknownType() {
         #expect(throws: HealthModelError.unknownType("bloodFoo")) { try QuantityTypeRegistry.standard.type("bloodFoo") }

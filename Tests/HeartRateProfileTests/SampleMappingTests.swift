@@ -41,6 +41,15 @@ import Testing
         #expect(try add(&b, "10480004", at: 2).heartRate?.rrIntervals?.precededByGap == true)
     }
 
+    @Test("a 16-bit heart rate outside the plausible range (600 bpm) makes no sample and is counted, not thrown")
+    func implausibleBPMMakesNoSample() throws {
+        var b = builder()
+        #expect(try add(&b, "015802", at: 0).heartRate == nil)   // 0x0258 = 600
+        #expect(b.counters.implausibleSkipped == 1)
+        #expect(try add(&b, "01f401", at: 1).heartRate?.quantity == Quantity(500, .countPerMinute))   // the range's end
+        #expect(try add(&b, "004e", at: 2).heartRate != nil && b.counters.heartRateSamples == 2)
+    }
+
     @Test func invalidRRKeepsOnlyThePlaceableSuffix() throws {
         var b = builder()
         _ = try add(&b, "10480004", at: 0)

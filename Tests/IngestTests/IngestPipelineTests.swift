@@ -102,6 +102,28 @@ import HealthGateTesting
         #expect(throws: IngestError.self) { try IngestConfiguration(ringCapacity: 1).validate() }
     }
 
+    @Test("an implausible value (heart rate 100000) is a counted, reported skip; the rest of its batch is written")
+    func implausibleRecordsAreSkippedAndCounted() async throws {
+        let sink = RecordingSink()
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(5)))
+        let hr = try p.slots.slot(for: .heartRate)
+        let src = try p.slots.slot(for: Source(name: "Strap"))
+        let reports = Mutex<[String]>([])
+        p.onRejection { what in reports.withLock { $0.append(what) } }
+        let ring = try p.makeRing(name: "a")
+        for (tag, bpm) in [(0, 60.0), (1, 100_000), (2, 500), (3, .infinity), (4, 501), (5, 72)] as [(UInt64, Double)] {
+            ring.push(SampleRecord(typeSlot: hr, value: bpm, start: 1, end: 1, sourceSlot: src, tag: tag))
+        }
+        p.start()
+        let final = await offThread { p.stop() }
+        #expect(sink.committed == [0, 2, 5])
+        #expect(final.rejected == 3 && final.committed == 3)
+        #expect(final.pushed == final.committed + final.dropped + final.rejected + final.pending)
+        let lines = reports.withLock { $0 }
+        #expect(lines.count == 3)
+        #expect(lines.first?.contains("heartRate") == true && lines.first?.contains("100000") == true, "\(lines)")
+    }
+
     @Test func noNewRingsAfterStop() async throws {
         let p = try IngestPipeline(sink: RecordingSink())
         p.start()

@@ -14,17 +14,19 @@ struct TypesCommand: ParsableCommand {
     func run() throws {
         let types = QuantityTypeRegistry.standard.all
         if json {
-            JSONOutput.emit(types.map {
-                ["identifier": $0.identifier, "unit": $0.canonicalUnitString,
-                 "aggregationStyle": $0.aggregationStyle.rawValue, "summary": $0.summary]
+            JSONOutput.emit(types.map { t -> [String: Any] in
+                var o: [String: Any] = ["identifier": t.identifier, "unit": t.canonicalUnitString,
+                                        "aggregationStyle": t.aggregationStyle.rawValue, "summary": t.summary]
+                // The values one sample may have (docs/input-rules.md, "Value ranges").
+                if let r = t.plausibleRange { o["plausibleRange"] = [r.lowerBound, r.upperBound] }
+                return o
             })
         } else {
-            print("TYPE".padding(toLength: 26, withPad: " ", startingAt: 0) + "UNIT".padding(toLength: 11, withPad: " ", startingAt: 0) + "AGGREGATION")
-            for t in types {
-                print(t.identifier.padding(toLength: 26, withPad: " ", startingAt: 0)
-                      + t.canonicalUnitString.padding(toLength: 11, withPad: " ", startingAt: 0)
-                      + t.aggregationStyle.rawValue + "  (" + t.summary + ")")
-            }
+            Table.print(["TYPE", "UNIT", "RANGE (one sample)", "AGGREGATION"], types.map { t in
+                [t.identifier, t.canonicalUnitString,
+                 t.plausibleRange.map { "\(Table.number($0.lowerBound))–\(Table.number($0.upperBound))" } ?? "any",
+                 t.aggregationStyle.rawValue + "  (" + t.summary + ")"]
+            })
         }
     }
 }
