@@ -69,8 +69,12 @@ extension HealthStore {
 
     /// Moves a source (by name or identifier) to `rank` (1 = highest priority), shifting the
     /// others; a rank beyond the end moves it to the bottom.
-    /// - Throws: ``StoreError/notFound(_:)`` when no source has that name or identifier.
+    /// - Throws: ``StoreError/notFound(_:)`` when no source has that name or identifier;
+    ///   ``StoreError/invalidQuery(_:)`` for a rank below 1.
     public func setPriority(source nameOrIdentifier: String, rank: Int) throws {
+        guard rank >= 1 else {
+            throw StoreError.invalidQuery("rank \(rank) is not a rank: ranks start at 1 (the highest priority)")
+        }
         try write { w in
             let db = w.connection
             let find = try db.prepare("SELECT id, rank FROM sources WHERE identifier = ? OR name = ? ORDER BY identifier = ? DESC LIMIT 1")

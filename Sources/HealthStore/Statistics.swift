@@ -63,6 +63,18 @@ public struct StatisticValues: Sendable, Hashable {
         v.mostRecent = try c(mostRecent)
         return v
     }
+
+    /// Throws when a number is not finite: a sum or weighted average that overflowed `Double`
+    /// (only possible with implausible stored values) is refused, never printed as inf or null.
+    func checkFinite(type: QuantityType, start: Date?, end: Date?, unit: HealthUnit) throws {
+        let fields: [(String, Double?)] = [("sum", sum), ("average", average), ("minimum", minimum),
+                                           ("maximum", maximum), ("most recent value", mostRecent)]
+        for case let (name, x?) in fields where !x.isFinite {
+            let span = start.map { " over \(ISO8601.string($0))…\(end.map(ISO8601.string) ?? "")" } ?? ""
+            throw StoreError.notFinite(
+                "the \(name) of \(type.identifier)\(span) in \(unit) overflows a 64-bit number: stored values are implausibly large; find them with 'healthgate samples --type \(type.identifier) --sort end --desc' and delete them")
+        }
+    }
 }
 
 /// One source's share of a statistics result (with `separateBySource`).
@@ -98,37 +110,76 @@ public struct Statistics: Sendable, Hashable {
         s.values = try values.converted(from: self.unit, to: unit)
         s.sources = try sources?.map { var x = $0; x.values = try $0.values.converted(from: self.unit, to: unit); return x }
         s.unit = unit
+        try s.checkFinite()
         return s
+    }
+
+    /// Throws ``StoreError/notFinite(_:)`` when any number (merged or per source) overflowed.
+    func checkFinite() throws {
+        try values.checkFinite(type: type, start: start, end: end, unit: unit)
+        for x in sources ?? [] { try x.values.checkFinite(type: type, start: start, end: end, unit: unit) }
     }
 }
 
-/// A statistics-collection interval: fixed minutes or hours, or calendar days or weeks.
+/// A statistics-collection interval: fixed minutes or hours, or calendar days, weeks or months.
 public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
-    case minutes(Int), hours(Int), days(Int), weeks(Int)
+    case minutes(Int), hours(Int), days(Int), weeks(Int), months(Int)
 
-    /// Parses `30m`, `1h`, `1d`, `2w` (also `min`, `hour(s)`, `day(s)`, `week(s)`).
+    /// The longest interval accepted: 100 years' worth of any unit (a longer bucket is never
+    /// what was meant, and bounding it keeps calendar arithmetic far from overflow).
+    public static let maximumCounts: [(unit: String, max: Int)] = [
+        ("min", 100 * 366 * 1440), ("h", 100 * 366 * 24), ("d", 100 * 366), ("w", 100 * 53), ("mo", 100 * 12),
+    ]
+
+    static let usage = "use a positive count and min, h, d, w or mo (30min, 1h, 1d, 1w, 1mo)"
+
+    /// Parses `30min`, `1h`, `1d`, `2w`, `1mo` (also `m` for minutes, and `hour(s)`,
+    /// `day(s)`, `week(s)`, `month(s)`; case does not matter except in `M`, which is refused
+    /// as ambiguous between minutes and months). The count is at most 100 years' worth.
     public init(parsing text: String) throws {
-        let s = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let digits = s.prefix { $0.isNumber }
-        let unit = s.dropFirst(digits.count)
-        guard let n = Int(digits.isEmpty ? "1" : digits), n > 0 else {
-            throw StoreError.invalidQuery("'\(text)' is not an interval: use a positive count and m, h, d or w (30m, 1h, 1d, 1w)")
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { ("0"..."9").contains($0) }
+        let rawUnit = String(trimmed.dropFirst(digits.count))
+        if rawUnit == "M" {
+            throw StoreError.invalidQuery(
+                "'\(text)' is ambiguous (minutes or months?): write \(digits.isEmpty ? "1" : String(digits))min for minutes or \(digits.isEmpty ? "1" : String(digits))mo for months")
         }
-        switch unit {
-        case "m", "min", "mins", "minute", "minutes": self = .minutes(n)
-        case "h", "hour", "hours": self = .hours(n)
-        case "d", "day", "days": self = .days(n)
-        case "w", "week", "weeks": self = .weeks(n)
-        default: throw StoreError.invalidQuery("'\(text)' is not an interval: use a positive count and m, h, d or w (30m, 1h, 1d, 1w)")
+        guard let n = Int(digits.isEmpty ? "1" : digits), n > 0 else {
+            throw StoreError.invalidQuery("'\(text)' is not an interval: \(Self.usage)")
+        }
+        let parsed: StatisticsInterval
+        switch rawUnit.lowercased() {
+        case "m", "min", "mins", "minute", "minutes": parsed = .minutes(n)
+        case "h", "hour", "hours": parsed = .hours(n)
+        case "d", "day", "days": parsed = .days(n)
+        case "w", "week", "weeks": parsed = .weeks(n)
+        case "mo", "month", "months": parsed = .months(n)
+        default: throw StoreError.invalidQuery("'\(text)' is not an interval: \(Self.usage)")
+        }
+        let (unit, limit) = Self.maximumCounts[parsed.unitIndex]
+        guard n <= limit else {
+            throw StoreError.invalidQuery("'\(text)' is longer than 100 years: use at most \(limit)\(unit)")
+        }
+        self = parsed
+    }
+
+    private var unitIndex: Int {
+        switch self {
+        case .minutes: 0
+        case .hours: 1
+        case .days: 2
+        case .weeks: 3
+        case .months: 4
         }
     }
 
     public var description: String {
         switch self {
-        case .minutes(let n): "\(n)m"
+        case .minutes(let n): "\(n)min"
         case .hours(let n): "\(n)h"
         case .days(let n): "\(n)d"
         case .weeks(let n): "\(n)w"
+        case .months(let n): "\(n)mo"
         }
     }
 
@@ -139,19 +190,24 @@ public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
         case .hours(let n): Double(n) * 3600
         case .days(let n): Double(n) * 86400
         case .weeks(let n): Double(n) * 604_800
+        case .months(let n): Double(n) * 2_629_746   // a Gregorian month on average
         }
     }
 
     /// The start of bucket `k` counted from `anchor`: fixed seconds for minutes and hours,
-    /// calendar days in `calendar`'s time zone for days and weeks (so a DST day is 23 or 25 h).
+    /// calendar days or months in `calendar`'s time zone for days, weeks and months (so a DST
+    /// day is 23 or 25 h, and a month 28 to 31 days).
     func bucketStart(_ k: Int, anchor: Date, calendar: Calendar) -> Date {
+        let fallback = anchor.addingTimeInterval(Double(k) * nominalSeconds)
         switch self {
         case .minutes, .hours:
-            return anchor.addingTimeInterval(Double(k) * nominalSeconds)
+            return fallback
         case .days(let n):
-            return calendar.date(byAdding: .day, value: k * n, to: anchor) ?? anchor.addingTimeInterval(Double(k) * nominalSeconds)
+            return calendar.date(byAdding: .day, value: k * n, to: anchor) ?? fallback
         case .weeks(let n):
-            return calendar.date(byAdding: .day, value: k * n * 7, to: anchor) ?? anchor.addingTimeInterval(Double(k) * nominalSeconds)
+            return calendar.date(byAdding: .day, value: k * n * 7, to: anchor) ?? fallback
+        case .months(let n):
+            return calendar.date(byAdding: .month, value: k * n, to: anchor) ?? fallback
         }
     }
 }
@@ -166,10 +222,11 @@ extension HealthStore {
     ///   not fit the type; ``StoreError`` on database errors.
     public func statistics(_ query: StatisticsQuery) throws -> Statistics {
         try validate(query.options, query.type)
+        try checkRange(query)
         let (points, ranks) = try loadPoints(query)
         let range = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
                            hi: query.end?.timeIntervalSince1970 ?? .infinity)
-        return results(points: points, ranks: ranks, buckets: [range], clip: range, query: query)[0]
+        return try results(points: points, ranks: ranks, buckets: [range], clip: range, query: query)[0]
     }
 
     /// Statistics per bucket (HKStatisticsCollectionQuery). Buckets start at `anchor` (default:
@@ -179,18 +236,29 @@ extension HealthStore {
     public func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval,
                                      anchor: Date? = nil, timeZone: TimeZone = .current) throws -> [Statistics] {
         try validate(query.options, query.type)
+        try checkRange(query)
+        if let s = query.start, let e = query.end, s == e { return [] }   // an empty range overlaps no bucket
         let (points, ranks) = try loadPoints(query)
+        // The range to cover: the query's bounds, else the span of the matching samples. With
+        // an open end, an instantaneous sample at the latest time needs the bucket that holds
+        // it (`lo ≤ t`), not only buckets starting before it.
         guard let from = query.start?.timeIntervalSince1970 ?? points.map(\.start).min(),
               let to = query.end?.timeIntervalSince1970 ?? points.map(\.end).max() else { return [] }
-        guard to >= from else {
-            throw StoreError.invalidQuery("the range ends (\(ISO8601.string(Date(timeIntervalSince1970: to)))) before it starts")
+        let lastInstant = query.end == nil ? points.lazy.filter(\.isInstant).map(\.start).max() : nil
+        guard from.isFinite, to.isFinite else {
+            throw StoreError.invalidQuery("the samples' times are not finite numbers; check the stored data")
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let fromDate = Date(timeIntervalSince1970: from)
         let anchorDate = anchor ?? calendar.startOfDay(for: fromDate)
         // Find the bucket holding `from`, then walk forward until `to`.
-        var k = Int(((from - anchorDate.timeIntervalSince1970) / interval.nominalSeconds).rounded(.down))
+        let estimate = ((from - anchorDate.timeIntervalSince1970) / interval.nominalSeconds).rounded(.down)
+        guard abs(estimate) < Double(Self.maximumBucketIndex) else {
+            throw StoreError.invalidQuery(
+                "the anchor \(ISO8601.string(anchorDate)) is too far from the range start \(ISO8601.string(fromDate)) for an interval of \(interval); choose an anchor nearer the range")
+        }
+        var k = Int(estimate)
         while interval.bucketStart(k, anchor: anchorDate, calendar: calendar).timeIntervalSince1970 > from { k -= 1 }
         while interval.bucketStart(k + 1, anchor: anchorDate, calendar: calendar).timeIntervalSince1970 <= from { k += 1 }
         var buckets: [Bucket] = []
@@ -204,10 +272,21 @@ extension HealthStore {
                 throw StoreError.invalidQuery(
                     "an interval of \(interval) over this range makes more than \(Self.maximumBuckets) buckets; use a longer interval or a shorter range")
             }
-        } while lo < to
+        } while lo < to || lastInstant.map { lo <= $0 } == true
         let clip = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
                           hi: query.end?.timeIntervalSince1970 ?? .infinity)
-        return results(points: points, ranks: ranks, buckets: buckets, clip: clip, query: query)
+        return try results(points: points, ranks: ranks, buckets: buckets, clip: clip, query: query)
+    }
+
+    /// The largest bucket index from the anchor a collection may start at (far beyond any
+    /// real range; keeps the index arithmetic in `Int`).
+    static let maximumBucketIndex = 1 << 40
+
+    /// A range that ends before it starts is a mistake, not an empty answer.
+    private func checkRange(_ query: StatisticsQuery) throws {
+        if let s = query.start, let e = query.end, e < s {
+            throw StoreError.invalidQuery("the range ends (\(ISO8601.string(e))) before it starts (\(ISO8601.string(s)))")
+        }
     }
 
     private func validate(_ options: StatisticsOptions, _ type: QuantityType) throws {
@@ -237,7 +316,7 @@ extension HealthStore {
     }
 
     private func results(points: [StatPoint], ranks: [Int64: (rank: Int, source: Source)], buckets: [Bucket],
-                         clip: Bucket, query: StatisticsQuery) -> [Statistics] {
+                         clip: Bucket, query: StatisticsQuery) throws -> [Statistics] {
         let style = query.type.aggregationStyle
         let merged = StatisticsEngine.compute(
             StatisticsEngine.merge(points, rank: { ranks[$0]?.rank ?? Int.max }),
@@ -251,7 +330,7 @@ extension HealthStore {
                                                                style: style, options: query.options)))
             }
         }
-        return buckets.indices.map { i in
+        return try buckets.indices.map { i in
             let b = buckets[i]
             var sources: [SourceStatistics]?
             if query.options.contains(.separateBySource) {
@@ -260,10 +339,12 @@ extension HealthStore {
                                      values: values[i])
                 }
             }
-            return Statistics(type: query.type,
-                              start: b.lo.isFinite ? Date(timeIntervalSince1970: b.lo) : nil,
-                              end: b.hi.isFinite ? Date(timeIntervalSince1970: b.hi) : nil,
-                              unit: query.type.canonicalUnit, values: merged[i], sources: sources)
+            let st = Statistics(type: query.type,
+                                start: b.lo.isFinite ? Date(timeIntervalSince1970: b.lo) : nil,
+                                end: b.hi.isFinite ? Date(timeIntervalSince1970: b.hi) : nil,
+                                unit: query.type.canonicalUnit, values: merged[i], sources: sources)
+            try st.checkFinite()
+            return st
         }
     }
 }

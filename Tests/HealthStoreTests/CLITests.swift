@@ -1,5 +1,6 @@
 import Foundation
 import HealthGateTesting
+import HealthStore
 import Testing
 
 /// Runs the built `healthgate` binary against a temporary store.
@@ -54,17 +55,157 @@ struct CLITests {
         #expect(hz["max"] as? Double == 1.5 && hz["unit"] as? String == "count/s")
     }
 
-    @Test("an incompatible unit exits 65 with a message naming both units")
+    @Test("an incompatible --unit is a usage error (64) naming the flag and both units")
     func incompatibleUnit() throws {
         let cli = try CLI()
         defer { cli.cleanup() }
         let add = try cli.run(["add", "--type", "heartRate", "--value", "70", "--unit", "kg"])
-        #expect(add.code == 65)
-        #expect(add.err.contains("kg") && add.err.contains("count/min"))
+        #expect(add.code == 64)
+        #expect(add.err.contains("--unit") && add.err.contains("kg") && add.err.contains("count/min"))
         let stats = try cli.run(["stats", "--type", "stepCount", "--unit", "kJ"])
-        #expect(stats.code == 65)
-        #expect(stats.err.contains("kJ") && stats.err.contains("count"))
-        #expect(try cli.run(["stats", "--type", "stepCount", "--option", "discreteMax"]).code == 65)
+        #expect(stats.code == 64)
+        #expect(stats.err.contains("--unit") && stats.err.contains("kJ") && stats.err.contains("count"))
+        let option = try cli.run(["stats", "--type", "stepCount", "--option", "discreteMax"])
+        #expect(option.code == 64 && option.err.contains("--option") && option.err.contains("discreteMax"), "\(option.err)")
+    }
+
+    @Test("every bad option value exits 64 with a sentence naming the flag", arguments: [
+        (["stats", "--type", "nope"], "--type"),
+        (["samples", "--type", "nope"], "--type"),
+        (["add", "--type", "nope", "--value", "1"], "--type"),
+        (["stats", "--type", "heartRate", "--option", "bogus"], "--option"),
+        (["stats", "--type", "heartRate", "--tz", "Mars/Olympus"], "--tz"),
+        (["stats", "--type", "heartRate", "--tz", "UTC+2"], "--tz"),
+        (["stats", "--type", "stepCount", "--interval", "1M"], "--interval"),
+        (["stats", "--type", "stepCount", "--interval", "1000000000d"], "--interval"),
+        (["stats", "--type", "stepCount", "--interval", "1d", "--from", "2026-11-05", "--to", "2026-11-03"], "--to"),
+        (["stats", "--type", "stepCount", "--from", "2026-11-05", "--to", "2026-11-03"], "--to"),
+        (["stats", "--type", "stepCount", "--from", "2026-11-05", "--to", "2026-11-05"], "--to"),
+        (["stats", "--type", "stepCount", "--anchor", "2026-11-05"], "--anchor"),
+        (["samples", "--from", "2026-11-05", "--to", "2026-11-03"], "--to"),
+        (["samples", "--limit", "-1"], "--limit"),
+        (["samples", "--limit", "0"], "--limit"),
+        (["add", "--type", "stepCount", "--value", "-5"], "--value"),
+        (["add", "--type", "stepCount", "--value", "1.5e308"], "--value"),
+        (["add", "--type", "heartRate", "--value", "100000"], "--value"),
+        (["add", "--type", "heartRate", "--value", "70", "--start", "2026-11-05T00:00:00Z", "--end", "2026-11-04T00:00:00Z"], "--start"),
+        (["sources", "priority", "Manual entry", "0"], "rank"),
+        (["changes", "--limit", "-1"], "limit"),
+    ] as [([String], String)])
+    func badOptionValuesAreUsageErrors(args: [String], flag: String) throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        #expect(try cli.run(["add", "--type", "stepCount", "--value", "3"]).code == 0)
+        let r = try cli.run(args)
+        #expect(r.code == 64, "\(args): \(r.code) \(r.err)")
+        #expect(r.err.hasPrefix("healthgate: ") && r.err.contains(flag), "\(args): \(r.err)")
+        #expect(r.err.split(separator: "\n").count == 1, "one sentence: \(r.err)")
+    }
+
+    @Test("import skips a line with an implausible value (heart rate 100000), naming its line, and keeps the others")
+    func importImplausibleValue() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let file = try cli.write("hr.jsonl", """
+            {"type":"heartRate","value":70,"unit":"count/min","start":"2026-11-02T08:00:00Z","end":"2026-11-02T08:00:00Z","source":{"name":"W"}}
+            {"type":"heartRate","value":100000,"unit":"count/min","start":"2026-11-02T08:01:00Z","end":"2026-11-02T08:01:00Z","source":{"name":"W"}}
+            {"type":"heartRate","value":72,"unit":"count/min","start":"2026-11-02T08:02:00Z","end":"2026-11-02T08:02:00Z","source":{"name":"W"}}
+
+            """)
+        let r = try cli.run(["import", "--jsonl", file])
+        #expect(r.code == 65)
+        #expect(r.err.contains(":2:") && r.err.contains("100000") && r.err.contains("plausible"), "\(r.err)")
+        let all = try #require(try cli.json(["samples", "--json"]) as? [[String: Any]])
+        #expect(all.map { $0["value"] as? Double } == [70, 72])
+    }
+
+    @Test("types lists each type's plausible range (JSON and table)")
+    func typesShowRanges() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let r = try cli.run(["types", "--json"], db: false)
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [[String: Any]])
+        let hr = try #require(list.first { $0["identifier"] as? String == "heartRate" })
+        #expect(hr["plausibleRange"] as? [Double] == [0, 500])
+        #expect(list.allSatisfy { $0["plausibleRange"] != nil })
+        #expect(try cli.run(["types"], db: false).out.contains("0–1000000"))
+    }
+
+    @Test("import --batch 0 is refused (64) before anything is read")
+    func importBatchZero() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        for n in ["0", "-1"] {
+            let r = try cli.run(["import", "--jsonl", "/nonexistent.jsonl", "--batch", n])
+            #expect(r.code == 64 && r.err.contains("--batch"), "\(r.err)")
+        }
+    }
+
+    @Test("--tz takes IANA names in any case (utc, europe/berlin) and tz database names like Etc/UTC")
+    func timeZoneNames() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        #expect(try cli.run(["add", "--type", "stepCount", "--value", "3", "--start", "2026-11-02T12:00:00Z"]).code == 0)
+        for zone in ["utc", "UTC", "europe/berlin", "Europe/Berlin", "Etc/UTC"] {
+            let r = try cli.run(["stats", "--type", "stepCount", "--interval", "1d", "--tz", zone, "--json"])
+            #expect(r.code == 0, "\(zone): \(r.err)")
+        }
+    }
+
+    @Test("stats --interval 1d without --to lists the bucket of a sample on the last edge (bodyMass on three midnights)")
+    func lastBucketNotDropped() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        for (day, kg) in [("03", "70"), ("04", "71"), ("05", "72")] {
+            #expect(try cli.run(["add", "--type", "bodyMass", "--value", kg, "--start", "2026-11-\(day)T00:00:00Z"]).code == 0)
+        }
+        let b = try #require(try cli.json(["stats", "--type", "bodyMass", "--interval", "1d", "--tz", "UTC",
+                                           "--option", "mostRecent", "--json"]) as? [[String: Any]])
+        #expect(b.map { $0["start"] as? String } == ["2026-11-03T00:00:00Z", "2026-11-04T00:00:00Z", "2026-11-05T00:00:00Z"])
+        #expect(b.map { $0["mostRecent"] as? Double } == [70, 71, 72])
+    }
+
+    @Test("stats over stored values that overflow exits 65 with a sentence, never null or inf")
+    func overflowingSum() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        for _ in 0..<2 { #expect(try cli.run(["add", "--type", "stepCount", "--value", "1000000"]).code == 0) }
+        // Values an older HealthGate accepted, before plausible ranges.
+        let store = try HealthStore(path: cli.db)
+        try store.withConnection { db in try db.prepare("UPDATE samples SET value = 1.5e308", cached: false).run() }
+        for args in [["stats", "--type", "stepCount", "--json"], ["stats", "--type", "stepCount"],
+                     ["stats", "--type", "stepCount", "--interval", "1d", "--json"]] {
+            let r = try cli.run(args)
+            #expect(r.code == 65, "\(args): \(r.out)")
+            #expect(r.err.contains("overflows") && !r.out.contains("null") && !r.out.contains("inf"), "\(r.err)")
+        }
+    }
+
+    @Test("tables show times in --tz with the offset (samples and stats); JSON stays UTC")
+    func tablesInTimeZone() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        #expect(try cli.run(["add", "--type", "stepCount", "--value", "5", "--start", "2026-11-02T23:30:00Z"]).code == 0)
+        let samples = try cli.run(["samples", "--tz", "Europe/Berlin"])
+        #expect(samples.code == 0 && samples.out.contains("2026-11-03T00:30:00+01:00"), "\(samples.out)")
+        let utc = try cli.run(["samples", "--tz", "UTC"])
+        #expect(utc.out.contains("2026-11-02T23:30:00Z"), "\(utc.out)")
+        let stats = try cli.run(["stats", "--type", "stepCount", "--interval", "1d", "--tz", "Europe/Berlin"])
+        #expect(stats.out.contains("2026-11-03T00:00:00+01:00 … 2026-11-04T00:00:00+01:00"), "\(stats.out)")
+        let json = try #require(try cli.json(["stats", "--type", "stepCount", "--interval", "1d", "--tz", "Europe/Berlin", "--json"]) as? [[String: Any]])
+        #expect(json.first?["start"] as? String == "2026-11-02T23:00:00Z")
+        // A bare --from with --tz is local midnight in samples too.
+        let local = try cli.run(["samples", "--tz", "Europe/Berlin", "--from", "2026-11-03", "--json"])
+        #expect(local.out.contains("2026-11-02T23:30:00"), "\(local.out)")
+    }
+
+    @Test("samples --help names the sort values it takes, start and end, and its default by the same name")
+    func sortHelp() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let r = try cli.run(["samples", "--help"], db: false)
+        // (The help may wrap between the two.)
+        #expect(r.out.contains("values: start, end") && r.out.contains("default: start") && !r.out.contains("startDate"), "\(r.out)")
     }
 
     @Test("import skips a bad line, names its line number, keeps every good line, and exits 65")

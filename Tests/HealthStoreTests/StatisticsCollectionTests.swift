@@ -102,4 +102,137 @@ struct StatisticsCollectionTests {
         #expect(throws: StoreError.self) { try StatisticsInterval(parsing: "0d") }
         #expect(throws: StoreError.self) { try StatisticsInterval(parsing: "3y") }
     }
+
+    @Test("1M is refused as ambiguous with what to write; 1min and 1mo work; counts are bounded to 100 years")
+    func intervalAmbiguityAndBounds() throws {
+        #expect(try StatisticsInterval(parsing: "30min") == .minutes(30))
+        #expect(try StatisticsInterval(parsing: "1mo") == .months(1))
+        #expect(try StatisticsInterval(parsing: "3 months".replacingOccurrences(of: " ", with: "")) == .months(3))
+        #expect(try StatisticsInterval(parsing: "1H") == .hours(1))
+        do {
+            _ = try StatisticsInterval(parsing: "1M")
+            Issue.record("1M was accepted")
+        } catch let e as StoreError {
+            #expect("\(e)".contains("1min") && "\(e)".contains("1mo"), "\(e)")
+        }
+        #expect(throws: StoreError.self) { try StatisticsInterval(parsing: "1000000000d") }
+        #expect(throws: StoreError.self) { try StatisticsInterval(parsing: "99999999999999999999h") }
+        #expect(throws: StoreError.self) { try StatisticsInterval(parsing: "\u{FF11}h") }   // a full-width digit
+        #expect(try StatisticsInterval(parsing: "36600d") == .days(36600))
+        #expect(throws: StoreError.self) { try StatisticsInterval(parsing: "36601d") }
+    }
+
+    @Test("without an end, an instant exactly on the last bucket's edge gets its own bucket (bodyMass on three midnights)")
+    func openEndInstantOnEdge() throws {
+        let tmp = try TempStore()
+        // 2026-11-03, -04, -05 at 00:00Z.
+        try tmp.store.save([try sample(.bodyMass, 70, from: 86_400), try sample(.bodyMass, 71, from: 2 * 86_400),
+                            try sample(.bodyMass, 72, from: 3 * 86_400)])
+        let b = try tmp.store.statisticsCollection(
+            StatisticsQuery(type: .bodyMass, options: [.mostRecent, .discreteAverage]),
+            interval: .days(1), timeZone: TimeZone(identifier: "UTC")!)
+        #expect(b.map(\.start) == [t(86_400), t(2 * 86_400), t(3 * 86_400)])
+        #expect(b.map(\.values.mostRecent) == [70, 71, 72])
+        #expect(b.map(\.values.sampleCount) == [1, 1, 1])
+        // The same with --from on the first sample: the first bucket starts there, nothing is lost.
+        let from = try tmp.store.statisticsCollection(
+            StatisticsQuery(type: .bodyMass, options: .mostRecent, start: t(86_400)),
+            interval: .days(1), timeZone: TimeZone(identifier: "UTC")!)
+        #expect(from.map(\.values.mostRecent) == [70, 71, 72])
+    }
+
+    @Test("without an end, a span ending exactly on an edge adds no empty bucket after it")
+    func openEndSpanOnEdge() throws {
+        let tmp = try TempStore()
+        try tmp.store.save([try sample(.stepCount, 60, from: 0, to: 3600)])
+        let b = try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum),
+                                                   interval: .hours(1), timeZone: TimeZone(identifier: "UTC")!)
+        #expect(b.map(\.start) == [t(0)])
+        #expect(b.map(\.values.sum) == [60])
+    }
+
+    @Test("--from equal to a sample's start counts the sample; --to equal to a start does not; the first anchored bucket holds --from")
+    func boundsOnSampleStarts() throws {
+        let tmp = try TempStore()
+        try tmp.store.save([try sample(.stepCount, 10, from: 3600), try sample(.stepCount, 20, from: 3600, to: 3660),
+                            try sample(.stepCount, 5, from: 7200)])
+        let utc = TimeZone(identifier: "UTC")!
+        let b = try tmp.store.statisticsCollection(
+            StatisticsQuery(type: .stepCount, options: .cumulativeSum, start: t(3600), end: t(7200)),
+            interval: .minutes(30), anchor: t(900), timeZone: utc)
+        // Anchored at 00:15: the bucket holding 01:00 is 00:45–01:15, clipped to the range.
+        #expect(b.first?.start == t(2700))
+        #expect(b.last?.end == t(7200 + 900))
+        #expect(b.compactMap(\.values.sum).reduce(0, +) == 30)
+        let whole = try tmp.store.statistics(StatisticsQuery(type: .stepCount, options: .cumulativeSum, start: t(3600), end: t(7200)))
+        #expect(whole.values.sum == 30)
+    }
+
+    @Test("an empty range has no buckets; a reversed range is an error, with or without buckets")
+    func emptyAndReversedRanges() throws {
+        let tmp = try TempStore()
+        try tmp.store.save([try sample(.stepCount, 10, from: 3600)])
+        let utc = TimeZone(identifier: "UTC")!
+        #expect(try tmp.store.statisticsCollection(
+            StatisticsQuery(type: .stepCount, options: .cumulativeSum, start: t(3600), end: t(3600)),
+            interval: .hours(1), timeZone: utc).isEmpty)
+        #expect(throws: StoreError.self) {
+            try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum, start: t(7200), end: t(0)),
+                                               interval: .hours(1), timeZone: utc)
+        }
+        #expect(throws: StoreError.self) {
+            try tmp.store.statistics(StatisticsQuery(type: .stepCount, options: .cumulativeSum, start: t(7200), end: t(0)))
+        }
+    }
+
+    @Test("monthly buckets follow the calendar in the zone: January 31 days, February 28, March with its DST change")
+    func months() throws {
+        let tmp = try TempStore()
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let jan = try #require(ISO8601.date("2025-12-31T23:00:00Z"))   // 2026-01-01 00:00 in Berlin
+        try tmp.store.save([try QuantitySample(type: .stepCount, quantity: Quantity(1, .count), start: jan.addingTimeInterval(3600),
+                                               end: jan.addingTimeInterval(3660), source: .manual),
+                            try QuantitySample(type: .stepCount, quantity: Quantity(2, .count), start: jan.addingTimeInterval(80 * 86_400),
+                                               end: jan.addingTimeInterval(80 * 86_400 + 60), source: .manual)])
+        let b = try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum),
+                                                   interval: .months(1), timeZone: berlin)
+        let hours: [Double] = b.map { $0.end!.timeIntervalSince($0.start!) / 3600 }
+        let expected: [Double] = [744, 672, 743]   // 31 × 24, 28 × 24, 31 × 24 − 1 (spring forward)
+        #expect(hours == expected)
+        #expect(b.first?.start == jan)
+        #expect(b.map(\.values.sum) == [1, nil, 2])
+    }
+
+    @Test("an hourly collection across the fall-back night has 25 one-hour buckets for the local day")
+    func hoursAcrossFallBack() throws {
+        let tmp = try TempStore()
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let start = try #require(ISO8601.date("2026-10-24T22:00:00Z"))   // 2026-10-25 00:00 CEST
+        try tmp.store.save([try QuantitySample(type: .stepCount, quantity: Quantity(1, .count), start: start,
+                                               end: start.addingTimeInterval(25 * 3600), source: .manual)])
+        let b = try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum),
+                                                   interval: .hours(1), timeZone: berlin)
+        #expect(b.count == 25)
+        #expect(b.allSatisfy { $0.end!.timeIntervalSince($0.start!) == 3600 })
+    }
+
+    @Test("statistics over stored values that overflow a Double are an error naming the type, never inf or null")
+    func overflowIsAnError() throws {
+        let tmp = try TempStore()
+        try tmp.store.save([try sample(.stepCount, 1, from: 0, to: 60), try sample(.stepCount, 1, from: 60, to: 120)])
+        // What an older HealthGate could store before values had plausible ranges.
+        _ = try tmp.store.withConnection { db in try db.prepare("UPDATE samples SET value = 1.5e308", cached: false).run() }
+        do {
+            _ = try tmp.store.statistics(StatisticsQuery(type: .stepCount, options: .cumulativeSum))
+            Issue.record("an overflowing sum was returned")
+        } catch let e as StoreError {
+            #expect(e.kind == .data && "\(e)".contains("stepCount") && "\(e)".contains("overflows"), "\(e)")
+        }
+        #expect(throws: StoreError.self) {
+            try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum),
+                                               interval: .hours(1), timeZone: TimeZone(identifier: "UTC")!)
+        }
+        // The stored samples stay readable (and so deletable).
+        #expect(try tmp.store.samples(SampleQuery(type: .stepCount)).count == 2)
+    }
 }

@@ -24,7 +24,11 @@ struct AddCommand: ParsableCommand {
     @Option(help: "The quantity type (heartRate, stepCount, …).")
     var type: String
 
-    @Option(help: "The value, in --unit.")
+    // .unconditional: `--value -5` takes -5 as the value, not as an option (for types that
+    // allow negative values; the others refuse it with a sentence).
+    @Option(parsing: .unconditional, help: ArgumentHelp(
+        "The value, in --unit; it must be plausible for the type ('healthgate types' lists the ranges). A negative value may follow directly: --value -5.",
+        valueName: "number"))
     var value: Double
 
     @Option(help: "The value's unit (HKUnit grammar: count/min, kcal, ms, …).")
@@ -69,7 +73,7 @@ struct AddCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let type = try CLIParse.type(type)
-            let unit = try unit.map { try HealthUnit($0) } ?? type.canonicalUnit
+            let unit = try CLIParse.unit(unit, for: type)
             let startDate = try start.map { try CLIParse.date($0, option: "--start") } ?? Date()
             let endDate = try end.map { try CLIParse.date($0, option: "--end") } ?? startDate
             let src = source.map { Source(name: $0, identifier: sourceIdentifier) } ?? .manual
@@ -91,8 +95,13 @@ struct AddCommand: ParsableCommand {
                 if let n = Double(text), n.isFinite { meta.user[key] = .number(n) }
                 else { meta.user[key] = SampleJSON.parseUserText(text) }
             }
-            let sample = try QuantitySample(type: type, quantity: Quantity(value, unit), start: startDate, end: endDate,
+            let sample: QuantitySample
+            do {
+                sample = try QuantitySample(type: type, quantity: Quantity(value, unit), start: startDate, end: endDate,
                                             source: src, device: device, metadata: meta)
+            } catch let e as HealthModelError {
+                throw CLIFailure("\(Self.flag(for: e)): \(e)", code: .usage)
+            }
             let summary = try store.open().save([sample])
             if json {
                 var o = try SampleJSON.object(sample)
@@ -105,6 +114,19 @@ struct AddCommand: ParsableCommand {
                       "\(ISO8601.string(startDate))\(endDate != startDate ? "–" + ISO8601.string(endDate) : "")" +
                       (summary.replaced > 0 ? " (replaced an older sync version)" : ""))
             }
+        }
+    }
+
+    /// The option a validation error is about: every value of `add` comes from the command
+    /// line, so a refused sample is a usage error (64) naming its flag.
+    static func flag(for error: HealthModelError) -> String {
+        switch error {
+        case .notFinite, .negativeValue, .implausibleValue: "--value"
+        case .incompatibleUnits, .invalidUnit: "--unit"
+        case .startAfterEnd: "--start/--end"
+        case .syncVersionMissing: "--sync-identifier/--sync-version"
+        case .invalidMetadata: "--metadata"
+        case .unknownType, .optionNotAllowed: "--type"
         }
     }
 }

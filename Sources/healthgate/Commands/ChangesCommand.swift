@@ -36,7 +36,7 @@ struct ChangesCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Continue after this anchor (from a previous answer).", valueName: "anchor"))
     var anchor: String?
 
-    @Option(help: ArgumentHelp("At most this many changes (deletions + additions).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("At most this many changes (deletions + additions; 1 or more).", valueName: "n"))
     var limit: Int?
 
     @Flag(help: "Print JSON.")

@@ -32,8 +32,12 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Refuse the whole file if any line is bad (default: skip bad lines, save the rest).")
     var allOrNothing = false
 
-    @Option(help: "Lines per transaction.")
+    @Option(parsing: .unconditional, help: "Lines per transaction (1 or more).")
     var batch = 5000
+
+    func validate() throws {
+        if batch < 1 { throw Self.exit(for: CLIFailure("--batch \(batch) is not a number of lines: use 1 or more (default 5000).", code: .usage)) }
+    }
 
     @Flag(help: "Print the summary as JSON.")
     var json = false

@@ -21,14 +21,19 @@ struct SamplesCommand: ParsableCommand {
     @OptionGroup var store: StoreLocation
     @OptionGroup var filters: SampleFilterOptions
 
-    @Option(help: "Sort by start or end.")
-    var sort: SampleQuery.SortKey = .startDate
+    @Option(help: "Sort by start or end (date).")
+    var sort: SortOption = .start
 
     @Flag(help: "Newest first.")
     var desc = false
 
-    @Option(help: "At most this many samples.")
+    // .unconditional: `--limit -1` reaches the range check below (a sentence, exit 64)
+    // instead of being taken for an option.
+    @Option(parsing: .unconditional, help: "At most this many samples (1 or more).")
     var limit: Int?
+
+    @Option(help: ArgumentHelp("Show the table's times in this time zone, and read a bare --from/--to date as its midnight (IANA name in any case, e.g. Europe/Berlin; default: the system's zone, bare dates UTC). JSON stays UTC.", valueName: "zone"))
+    var tz: String?
 
     @Flag(help: "Only the most recent sample (latest end).")
     var mostRecent = false
@@ -41,8 +46,12 @@ struct SamplesCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            var q = try filters.query()
-            q.sortBy = sort
+            if let limit, limit < 1 {
+                throw CLIFailure("--limit \(limit) is not a count of samples: use 1 or more (or leave it out for all).", code: .usage)
+            }
+            let zone = try CLIParse.timeZone(tz)
+            var q = try filters.query(timeZone: zone)
+            q.sortBy = sort.key
             q.ascending = !desc
             q.limit = limit
             if mostRecent { q.sortBy = .endDate; q.ascending = false; q.limit = 1 }
@@ -59,7 +68,7 @@ struct SamplesCommand: ParsableCommand {
             if samples.isEmpty { print("no samples match"); return }
             Table.print(["START", "END", "TYPE", "VALUE", "UNIT", "SOURCE", "DEVICE", "UUID"], try samples.map { s in
                 let u = unit ?? s.type.canonicalUnit
-                return [ISO8601.string(s.startDate), ISO8601.string(s.endDate), s.type.identifier,
+                return [Table.time(s.startDate, in: zone ?? .current), Table.time(s.endDate, in: zone ?? .current), s.type.identifier,
                         Table.number(try s.quantity.doubleValue(for: u)), u.unitString, s.source.name,
                         s.device?.name ?? s.device?.localIdentifier ?? "-", s.uuid.uuidString.lowercased()]
             })
@@ -67,15 +76,18 @@ struct SamplesCommand: ParsableCommand {
     }
 }
 
-extension SampleQuery.SortKey: ExpressibleByArgument {
-    public init?(argument: String) {
+/// `--sort` values. Its own enum (not ``SampleQuery/SortKey``) so that the help's default
+/// and value list use the names the option takes: start, end.
+enum SortOption: String, CaseIterable, ExpressibleByArgument {
+    case start, end
+
+    init?(argument: String) {
         switch argument.lowercased() {
-        case "start", "startdate": self = .startDate
-        case "end", "enddate": self = .endDate
+        case "start", "startdate": self = .start
+        case "end", "enddate": self = .end
         default: return nil
         }
     }
 
-    public var defaultValueDescription: String { self == .startDate ? "start" : "end" }
-    public static var allValueStrings: [String] { ["start", "end"] }
+    var key: SampleQuery.SortKey { self == .start ? .startDate : .endDate }
 }

@@ -71,8 +71,15 @@ struct SourcesCommand: ParsableCommand {
         @Argument(help: "The source's name or identifier.")
         var source: String
 
-        @Argument(help: "The new rank (1 = highest); a rank past the end moves it to the bottom.")
+        @Argument(help: "The new rank (1 = highest; 0 and below are refused); a rank past the end moves it to the bottom.")
         var rank: Int
+
+        func validate() throws {
+            if rank < 1 {
+                throw Self.exit(for: CLIFailure("rank \(rank) is not a rank: ranks start at 1 (the highest priority); a rank past the end moves the source to the bottom.",
+                                                code: .usage))
+            }
+        }
 
         func run() throws {
             try reporting {

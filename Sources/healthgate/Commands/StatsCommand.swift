@@ -16,12 +16,15 @@ struct StatsCommand: ParsableCommand {
             Where sources overlap in time, the higher-priority source wins and nothing is counted twice \
             ('healthgate sources' shows and sets the order); --separate-by-source adds each source's own \
             numbers. Without --from/--to the whole history counts; with them, only the part of each sample \
-            inside the range. --interval 30m|1h|1d|1w splits the range into buckets from --anchor (default: \
-            midnight in --tz of the range start); days and weeks follow the calendar in --tz, so a DST day \
-            is 23 or 25 hours. A sample spanning a bucket edge is shared by time (docs/queries.md).
+            inside the range, which is [--from, --to): --to must be after --from. --interval 30min|1h|1d|1w|1mo \
+            splits the range into buckets from --anchor (default: midnight in --tz of the range start); days, \
+            weeks and months follow the calendar in --tz, so a DST day is 23 or 25 hours. A sample spanning a \
+            bucket edge is shared by time; an instant on an edge belongs to the later bucket; without --to \
+            the buckets reach the latest sample (docs/queries.md). Tables show times in --tz.
 
             JSON: one object with the requested keys of sum, average, min, max, mostRecent, plus unit (and \
-            sources with --separate-by-source); with --interval an array of such objects with start and end.
+            sources with --separate-by-source); with --interval an array of such objects with start and end \
+            (ISO 8601 UTC). A number that would overflow (implausible stored values) exits 65, never inf.
 
             Examples:
               healthgate stats --type heartRate --option discreteAverage,discreteMin,discreteMax --json
@@ -44,13 +47,13 @@ struct StatsCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Range end, exclusive.", valueName: "date"))
     var to: String?
 
-    @Option(help: ArgumentHelp("Bucket length: 30m, 1h, 1d, 1w (any count).", valueName: "interval"))
+    @Option(help: ArgumentHelp("Bucket length: 30min (or 30m), 1h, 1d, 1w, 1mo: a positive count up to 100 years; 1M is refused as ambiguous.", valueName: "interval"))
     var interval: String?
 
     @Option(help: ArgumentHelp("Where buckets are counted from (ISO 8601).", valueName: "date"))
     var anchor: String?
 
-    @Option(help: ArgumentHelp("Time zone for day and week buckets (IANA name; default: the system's).", valueName: "zone"))
+    @Option(help: ArgumentHelp("Time zone for day, week and month buckets, bare dates and the table's times (IANA name in any case, e.g. Europe/Berlin or utc; default: the system's).", valueName: "zone"))
     var tz: String?
 
     @Flag(help: "Add per-source results.")
@@ -75,7 +78,7 @@ struct StatsCommand: ParsableCommand {
         try reporting {
             let type = try CLIParse.type(type)
             let outUnit = try CLIParse.unit(unit, for: type)
-            var options = try StatisticsOptions(names: option.joined(separator: ","))
+            var options = try CLIParse.statisticsOptions(option.joined(separator: ","), for: type)
             if options.isEmpty || options == .separateBySource {
                 options.formUnion(type.aggregationStyle == .cumulative ? .cumulativeSum
                                   : [.discreteAverage, .discreteMin, .discreteMax])
@@ -87,9 +90,18 @@ struct StatsCommand: ParsableCommand {
                 start: try from.map { try CLIParse.date($0, option: "--from", timeZone: zone) },
                 end: try to.map { try CLIParse.date($0, option: "--to", timeZone: zone) },
                 device: device, source: source)
+            try CLIParse.checkRange(from: query.start, to: query.end)
+            let iv = try interval.map { text in
+                do { return try StatisticsInterval(parsing: text) } catch let e as StoreError {
+                    throw CLIFailure("--interval \(e)", code: .usage)
+                }
+            }
+            if iv == nil, anchor != nil {
+                throw CLIFailure("--anchor needs --interval: it sets where the buckets start.", code: .usage)
+            }
             let db = try store.open()
-            if let interval {
-                let iv = try StatisticsInterval(parsing: interval)
+            let display = zone ?? .current
+            if let iv {
                 let anchorDate = try anchor.map { try CLIParse.date($0, option: "--anchor", timeZone: zone) }
                 // --follow (change feed, StatsFollow.swift): start observing before the first computation.
                 let follower = follow ? try StatsFollow(path: store.path, type: type) : nil
@@ -108,7 +120,7 @@ struct StatsCommand: ParsableCommand {
                             return o
                         })
                     } else {
-                        printBuckets(buckets, options: options, unit: outUnit)
+                        printBuckets(buckets, options: options, unit: outUnit, zone: display)
                     }
                 }
                 let buckets = try compute()
@@ -173,11 +185,14 @@ struct StatsCommand: ParsableCommand {
         Table.print(["SOURCE"] + cols.map(\.0) + ["SAMPLES"], rows)
     }
 
-    func printBuckets(_ buckets: [Statistics], options: StatisticsOptions, unit: HealthUnit) {
+    /// Bucket times are shown in `zone` with their offset (`2026-11-03T00:00:00+01:00`), so a
+    /// day bucket reads as the local day it is; JSON keeps UTC.
+    func printBuckets(_ buckets: [Statistics], options: StatisticsOptions, unit: HealthUnit, zone: TimeZone) {
         let cols = columns(options)
         var rows: [[String]] = []
+        let time = { (d: Date) in Table.time(d, in: zone) }
         for b in buckets {
-            let span = (b.start.map(ISO8601.string) ?? "-") + " … " + (b.end.map(ISO8601.string) ?? "-")
+            let span = (b.start.map(time) ?? "-") + " … " + (b.end.map(time) ?? "-")
             rows.append([span, "merged"] + cols.map { Table.number($0.1(b.values)) })
             for s in b.sources ?? [] {
                 rows.append(["", s.source.name] + cols.map { Table.number($0.1(s.values)) })

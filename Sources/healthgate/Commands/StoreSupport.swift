@@ -36,7 +36,31 @@ extension StoreLocation {
 enum CLIParse {
     static let registry = QuantityTypeRegistry.standard
 
-    static func type(_ name: String) throws -> QuantityType { try registry.type(name) }
+    /// A quantity type named on the command line; an unknown name is a usage error (64).
+    static func type(_ name: String) throws -> QuantityType { try type(name, option: "--type") }
+
+    static func type(_ name: String, option: String) throws -> QuantityType {
+        do { return try registry.type(name) } catch {
+            throw CLIFailure("\(option) '\(name)' is not a known quantity type: use one of \(registry.all.map(\.identifier).joined(separator: ", ")) ('healthgate types' describes them).",
+                             code: .usage)
+        }
+    }
+
+    /// Statistics options from `--option`, checked against `type`: an unknown name or one that
+    /// does not fit the type's aggregation style is a usage error (64).
+    static func statisticsOptions(_ list: String, for type: QuantityType) throws -> StatisticsOptions {
+        let options: StatisticsOptions
+        do { options = try StatisticsOptions(names: list) } catch {
+            let bad = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .first { raw in !raw.isEmpty && !StatisticsOptions.names.contains { $0.0.lowercased() == raw.lowercased() } } ?? list
+            throw CLIFailure("--option '\(bad)' is not a statistics option: use \(StatisticsOptions.names.map(\.0).joined(separator: ", ")).",
+                             code: .usage)
+        }
+        do { try options.validate(for: type) } catch let e as HealthModelError {
+            throw CLIFailure("--option: \(e)", code: .usage)
+        }
+        return options
+    }
 
     /// A date: ISO 8601 (`2026-11-02T08:00:00Z`, with an offset, or fractional), or a bare
     /// date, which means midnight in `timeZone` (UTC when none is given).
@@ -56,22 +80,44 @@ enum CLIParse {
         return d
     }
 
+    /// A `--tz` value: an IANA zone name from the system's database (`Europe/Berlin`), matched
+    /// without regard to case (`utc`, `europe/berlin`); `UTC` and `GMT` too. Offset forms that
+    /// Foundation accepts loosely (`UTC+2`, `GMT-0130`, `+02:00`) are refused: they are not
+    /// IANA names and mean no DST rules, so they are a mistake more often than not.
     static func timeZone(_ name: String?) throws -> TimeZone? {
         guard let name else { return nil }
-        guard let tz = TimeZone(identifier: name) else {
-            throw CLIFailure("--tz '\(name)' is not a time zone: use an IANA name such as Europe/Berlin or UTC.", code: .usage)
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        let known = TimeZone.knownTimeZoneIdentifiers + ["UTC", "GMT"]
+        // Any case for the usual names; exact case for the other names of the tz database
+        // (CET, Etc/UTC), which are files under /usr/share/zoneinfo. An offset such as
+        // GMT+0200 is no file there.
+        let id = known.first { $0.lowercased() == trimmed.lowercased() }
+            ?? (!trimmed.contains("..") && FileManager.default.fileExists(atPath: "/usr/share/zoneinfo/" + trimmed) ? trimmed : nil)
+        guard let id, let tz = TimeZone(identifier: id) else {
+            throw CLIFailure("--tz '\(name)' is not an IANA time zone name: use one such as Europe/Berlin, America/New_York or UTC (fixed offsets like UTC+2 are not accepted).",
+                             code: .usage)
         }
         return tz
     }
 
-    /// The output unit for `type`: `text` parsed and checked against the type, or canonical.
-    static func unit(_ text: String?, for type: QuantityType) throws -> HealthUnit {
+    /// The unit for `type` named by `option`: parsed and checked against the type, or the
+    /// canonical unit when none is given. A bad or incompatible unit is a usage error (64).
+    static func unit(_ text: String?, for type: QuantityType, option: String = "--unit") throws -> HealthUnit {
         guard let text else { return type.canonicalUnit }
-        let u = try HealthUnit(text)
+        let u: HealthUnit
+        do { u = try HealthUnit(text) } catch { throw CLIFailure("\(option): \(error)", code: .usage) }
         guard u.isCompatible(with: type.canonicalUnit) else {
-            throw HealthModelError.incompatibleUnits(u, type.canonicalUnit)
+            throw CLIFailure("\(option): \(HealthModelError.incompatibleUnits(u, type.canonicalUnit))", code: .usage)
         }
         return u
+    }
+
+    /// `[from, to)` must not be empty or reversed: a usage error (64) naming both flags.
+    static func checkRange(from: Date?, to: Date?) throws {
+        if let from, let to, to <= from {
+            throw CLIFailure("--to (\(ISO8601.string(to))) must be after --from (\(ISO8601.string(from))): the range [--from, --to) would be empty.",
+                             code: .usage)
+        }
     }
 
     static func sensorLocation(_ text: String?) throws -> HeartRateSensorLocation? {
@@ -115,12 +161,15 @@ struct SampleFilterOptions: ParsableArguments {
         type == nil && from == nil && to == nil && device == nil && source == nil && sensorLocation == nil
     }
 
-    func query() throws -> SampleQuery {
-        SampleQuery(type: try type.map(CLIParse.type),
-                    start: try from.map { try CLIParse.date($0, option: "--from") },
-                    end: try to.map { try CLIParse.date($0, option: "--to") },
+    /// The query; bare `--from`/`--to` dates are midnight in `timeZone` (UTC when nil).
+    func query(timeZone: TimeZone? = nil) throws -> SampleQuery {
+        let q = SampleQuery(type: try type.map(CLIParse.type),
+                    start: try from.map { try CLIParse.date($0, option: "--from", timeZone: timeZone) },
+                    end: try to.map { try CLIParse.date($0, option: "--to", timeZone: timeZone) },
                     strictStartDate: strictStart, strictEndDate: strictEnd,
                     device: device, source: source, sensorLocation: try CLIParse.sensorLocation(sensorLocation))
+        try CLIParse.checkRange(from: q.start, to: q.end)
+        return q
     }
 }
 
@@ -136,6 +185,18 @@ enum Table {
         }
         Swift.print(line(header))
         for r in rows { Swift.print(line(r)) }
+    }
+
+    /// A time for people: ISO 8601 in `zone` with its offset (`2026-11-03T00:00:00+01:00`, `Z`
+    /// for UTC), milliseconds when the time has a fraction. JSON output stays in UTC.
+    static func time(_ date: Date, in zone: TimeZone) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.calendar = Calendar(identifier: .gregorian)
+        f.timeZone = zone
+        let t = date.timeIntervalSince1970
+        f.dateFormat = t - t.rounded(.down) >= 0.0005 ? "yyyy-MM-dd'T'HH:mm:ss.SSSXXXXX" : "yyyy-MM-dd'T'HH:mm:ssXXXXX"
+        return f.string(from: date)
     }
 
     /// A number without a trailing `.0`, rounded to 4 decimals for display.
