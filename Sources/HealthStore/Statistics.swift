@@ -230,7 +230,7 @@ extension HealthStore {
     }
 
     /// Statistics per bucket (HKStatisticsCollectionQuery). Buckets start at `anchor` (default:
-    /// midnight in `timeZone` of the range start) and repeat every `interval` in both
+    /// midnight in `timeZone` of the range start; for month intervals the first of its month) and repeat every `interval` in both
     /// directions without gaps; every bucket that overlaps the range is returned, in order,
     /// empty ones included. Without a range, the range is the span of the matching samples.
     public func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval,
@@ -251,7 +251,11 @@ extension HealthStore {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let fromDate = Date(timeIntervalSince1970: from)
-        let anchorDate = anchor ?? calendar.startOfDay(for: fromDate)
+        // Default anchor: local midnight of the range start; for months, the first of its month.
+        let anchorDate = anchor ?? {
+            if case .months = interval, let month = calendar.dateInterval(of: .month, for: fromDate) { return month.start }
+            return calendar.startOfDay(for: fromDate)
+        }()
         // Find the bucket holding `from`, then walk forward until `to`.
         let estimate = ((from - anchorDate.timeIntervalSince1970) / interval.nominalSeconds).rounded(.down)
         guard abs(estimate) < Double(Self.maximumBucketIndex) else {

@@ -181,6 +181,25 @@ struct CLITests {
         }
     }
 
+    @Test("samples over a huge stored value: the table shows it (not inf); converting it past a Double exits 65, not a bare null")
+    func hugeStoredValues() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        #expect(try cli.run(["add", "--type", "activeEnergyBurned", "--value", "5", "--start", "2026-11-02T08:00:00Z",
+                             "--end", "2026-11-02T08:10:00Z"]).code == 0)
+        let store = try HealthStore(path: cli.db)
+        try store.withConnection { db in try db.prepare("UPDATE samples SET value = 1.5e308", cached: false).run() }
+        let table = try cli.run(["samples"])
+        #expect(table.code == 0 && table.out.contains("1.5e+308") && !table.out.contains("inf"), "\(table.out)")
+        for args in [["samples", "--type", "activeEnergyBurned", "--unit", "J", "--json"],
+                     ["samples", "--type", "activeEnergyBurned", "--unit", "J"]] {
+            let r = try cli.run(args)
+            #expect(r.code == 65 && r.err.contains("overflows") && !r.out.contains("null") && !r.out.contains("inf"), "\(args): \(r.out) \(r.err)")
+        }
+        let stats = try cli.run(["stats", "--type", "activeEnergyBurned", "--option", "mostRecent", "--unit", "J", "--json"])
+        #expect(stats.code == 65 && stats.out.isEmpty, "\(stats.out)")
+    }
+
     @Test("tables show times in --tz with the offset (samples and stats); JSON stays UTC")
     func tablesInTimeZone() throws {
         let cli = try CLI()

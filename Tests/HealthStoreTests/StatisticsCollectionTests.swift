@@ -203,6 +203,19 @@ struct StatisticsCollectionTests {
         #expect(b.map(\.values.sum) == [1, nil, 2])
     }
 
+    @Test("monthly buckets without an anchor start on the first of the month, not on the first sample's day")
+    func monthsDefaultAnchor() throws {
+        let tmp = try TempStore()
+        let utc = try #require(TimeZone(identifier: "UTC"))
+        let feb10 = try #require(ISO8601.date("2026-02-10T12:00:00Z")), mar5 = try #require(ISO8601.date("2026-03-05T12:00:00Z"))
+        try tmp.store.save([try QuantitySample(type: .bodyMass, quantity: Quantity(70, .kilogram), start: feb10, end: feb10, source: .manual),
+                            try QuantitySample(type: .bodyMass, quantity: Quantity(71, .kilogram), start: mar5, end: mar5, source: .manual)])
+        let b = try tmp.store.statisticsCollection(StatisticsQuery(type: .bodyMass, options: .mostRecent),
+                                                   interval: .months(1), timeZone: utc)
+        #expect(b.map(\.start) == [ISO8601.date("2026-02-01T00:00:00Z"), ISO8601.date("2026-03-01T00:00:00Z")])
+        #expect(b.map(\.values.mostRecent) == [70, 71])
+    }
+
     @Test("an hourly collection across the fall-back night has 25 one-hour buckets for the local day")
     func hoursAcrossFallBack() throws {
         let tmp = try TempStore()

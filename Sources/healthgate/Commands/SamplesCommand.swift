@@ -61,6 +61,11 @@ struct SamplesCommand: ParsableCommand {
                 unit = try CLIParse.unit(text, for: type)
             }
             let samples = try store.open().samples(q)
+            if let unit, let bad = try samples.first(where: { !(try $0.quantity.doubleValue(for: unit)).isFinite }) {
+                // Only values stored before plausible ranges existed can do this.
+                throw CLIFailure("sample \(bad.uuid.uuidString.lowercased()) (\(bad.quantity)) overflows a 64-bit number in \(unit): leave out --unit to see it, and delete it if it is not real.",
+                                 code: .dataError)
+            }
             if json {
                 JSONOutput.emit(try samples.map { try SampleJSON.object($0, unit: unit) })
                 return

@@ -17,7 +17,8 @@ struct StatsCommand: ParsableCommand {
             ('healthgate sources' shows and sets the order); --separate-by-source adds each source's own \
             numbers. Without --from/--to the whole history counts; with them, only the part of each sample \
             inside the range, which is [--from, --to): --to must be after --from. --interval 30min|1h|1d|1w|1mo \
-            splits the range into buckets from --anchor (default: midnight in --tz of the range start); days, \
+            splits the range into buckets from --anchor (default: midnight in --tz of the range start, for 1mo the \
+            first of its month); days, \
             weeks and months follow the calendar in --tz, so a DST day is 23 or 25 hours. A sample spanning a \
             bucket edge is shared by time; an instant on an edge belongs to the later bucket; without --to \
             the buckets reach the latest sample (docs/queries.md). Tables show times in --tz.

@@ -202,6 +202,8 @@ enum Table {
     /// A number without a trailing `.0`, rounded to 4 decimals for display.
     static func number(_ x: Double?) -> String {
         guard let x else { return "-" }
+        // Large values as they are: rounding them through x × 10,000 would overflow to inf.
+        guard x.isFinite, abs(x) < 1e15 else { return String(x) }
         let r = (x * 10_000).rounded() / 10_000
         if r == r.rounded(), abs(r) < 1e15 { return String(Int64(r)) }
         return String(r)
