@@ -36,8 +36,7 @@ let package = Package(
         // Heart Rate Profile codecs (0x2A37/38/39, Device Information, Battery).
         .target(name: "HeartRateProfile", dependencies: ["HealthModel"]),
         // The Linux BLE transport: HCI scanning, advertising data, the L2CAP ATT bearer, kernel errors.
-        .target(name: "BluetoothLinux",
-                dependencies: ["CBlueZ", "GATT", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
+        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT"]),
         // libudev tty enumeration and add/remove monitoring (sysfs and kernel-event fallbacks).
         .target(name: "Udev", dependencies: ["CUdev"]),
         // Serial pedometers: termios ports, line framing and formats, the step-counter state machine.
@@ -48,9 +47,10 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore", "CSQLite"]),
         // The typed health store on SQLite's C API: schema, saves, queries, statistics, change feed.
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"]),
-        // The composition root: configuration, sources wired to the pipeline, systemd and journald.
+        // The composition root: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
+                               "BluetoothLinux",
                                .product(name: "TOMLKit", package: "TOMLKit"),
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
@@ -75,11 +75,12 @@ let package = Package(
                     dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "Simulators", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
         .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "Simulators", "HeartRateProfile", "HealthModel"]),
+        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "Simulators", "HeartRateProfile", "HealthModel", "Gateway", "Ingest"]),
         .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"]),
         .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
-                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev"]),
+                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
+                                   "BluetoothLinux", "HeartRateProfile", "Capture"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
     ]

@@ -127,6 +127,9 @@ public struct GatewayConfig: Sendable, Equatable {
     public var allProfiles: [String: VendorProfile] { VendorProfile.builtIn.merging(profiles) { _, user in user } }
     /// Seconds between status log lines (and systemd STATUS updates).
     public var statusInterval: Int
+    /// How sources (straps, pedometers opened by path) are reconnected (`[ingest]
+    /// reconnect_pause_ms`, `reconnect_max_pause_ms`).
+    public var reconnect = ReconnectPolicy()
 
     /// A configuration with defaults and no devices.
     public init(file: String = "(defaults)") {
@@ -298,7 +301,8 @@ private struct Parser {
         if let v = root["ingest"] {
             let place = Place(table: "ingest")
             guard let t = v.table else { throw fail(Place(key: "ingest"), "expected an [ingest] table") }
-            try checkKeys(t, allowed: ["batch_size", "flush_interval_ms", "ring_capacity", "overflow", "spill_limit", "retry_interval_ms", "durability"], at: place)
+            try checkKeys(t, allowed: ["batch_size", "flush_interval_ms", "ring_capacity", "overflow", "spill_limit", "retry_interval_ms", "durability",
+                                       "reconnect_pause_ms", "reconnect_max_pause_ms"], at: place)
             var ing = c.ingest
             ing.batchSize = try int(t, "batch_size", at: place, range: 1...1_000_000) ?? ing.batchSize
             if let ms = try int(t, "flush_interval_ms", at: place, range: 1...60_000) { ing.flushInterval = .milliseconds(ms) }
@@ -312,6 +316,17 @@ private struct Parser {
                 throw fail(Place(table: "ingest", key: "overflow"), "'\(other)' is not a policy; use \"spill\" or \"drop-newest\"")
             }
             c.ingest = ing
+            let first = try int(t, "reconnect_pause_ms", at: place, range: 10...600_000)
+            let most = try int(t, "reconnect_max_pause_ms", at: place, range: 10...3_600_000)
+            if first != nil || most != nil {
+                let initial = first.map { Duration.milliseconds($0) } ?? c.reconnect.initialPause
+                let maximum = most.map { Duration.milliseconds($0) } ?? max(initial, c.reconnect.maximumPause)
+                guard maximum >= initial else {
+                    throw fail(Place(table: "ingest", key: "reconnect_max_pause_ms"),
+                               "must be at least reconnect_pause_ms (\(first ?? 500) ms): the pause doubles from the first up to the longest")
+                }
+                c.reconnect = ReconnectPolicy(initialPause: initial, maximumPause: maximum)
+            }
             if let d = try string(t, "durability", at: place) {
                 guard let mode = StoreSink.Durability(rawValue: d) else {
                     throw fail(Place(table: "ingest", key: "durability"), "'\(d)' is not a durability mode; use \"group\" (group commit: one fsync once the writer has caught up, at least every flush interval) or \"every-commit\" (one fsync per transaction)")

@@ -17,14 +17,15 @@ import Synchronization
 public final class GatewayRuntime: Sendable {
     /// The pipeline (for observers).
     public let pipeline: IngestPipeline
-    /// The store the pipeline writes.
-    public let store: HealthStore
+    /// The store the pipeline writes (nil behind a ``Ingest/NullSink``: nothing is kept).
+    public let store: HealthStore?
     /// The sources' runner.
     public let runner: SourceRunner
     private let logger: Logger
     private let notifier: SystemdNotifier
     private let stopRequest = DispatchSemaphore(value: 0)
     private let stopReason = Mutex<String?>(nil)
+    private let failure = Mutex<(any Error)?>(nil)
 
     /// How often ``run(sources:duration:endWhenSourcesEnd:statusInterval:started:status:)``
     /// removes expired change-feed tombstones (``HealthStore/pruneExpiredTombstones(now:)``):
@@ -33,15 +34,25 @@ public final class GatewayRuntime: Sendable {
 
     /// Opens `store` and prepares a pipeline with `configuration`, committing with `durability`
     /// (group commit unless told otherwise; ``StoreSink/Durability``).
-    public init(store: HealthStore, configuration: IngestConfiguration, durability: StoreSink.Durability = .group,
-                tombstonePruneInterval: Duration = .seconds(3600), logger: Logger,
-                notifier: SystemdNotifier = SystemdNotifier()) throws {
+    public convenience init(store: HealthStore, configuration: IngestConfiguration, durability: StoreSink.Durability = .group,
+                            policy: ReconnectPolicy = ReconnectPolicy(), tombstonePruneInterval: Duration = .seconds(3600),
+                            logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
+        try self.init(sink: try StoreSink(store: store, durability: durability), store: store, configuration: configuration,
+                      policy: policy, tombstonePruneInterval: tombstonePruneInterval, logger: logger, notifier: notifier)
+    }
+
+    /// A runtime whose pipeline writes to `sink` (a ``Ingest/NullSink`` keeps nothing: `live
+    /// --no-store`, `record`); `store`, when given, is the one `sink` writes (its change-feed
+    /// tombstones are pruned). Sources are restarted by `policy`.
+    public init(sink: any SampleSink, store: HealthStore?, configuration: IngestConfiguration,
+                policy: ReconnectPolicy = ReconnectPolicy(), tombstonePruneInterval: Duration = .seconds(3600),
+                logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.store = store
         self.logger = logger
         self.notifier = notifier
         self.tombstonePruneInterval = tombstonePruneInterval
-        self.pipeline = try IngestPipeline(sink: try StoreSink(store: store, durability: durability), configuration: configuration)
-        self.runner = SourceRunner(pipeline: pipeline, logger: logger)
+        self.pipeline = try IngestPipeline(sink: sink, configuration: configuration)
+        self.runner = SourceRunner(pipeline: pipeline, logger: logger, policy: policy)
         let log = logger
         pipeline.onSyncFailure { reason in
             log.error("the disk refused to sync the write-ahead log (\(reason)): the batches committed since the last good sync may be lost if the power fails now; committing with one fsync per batch from now on. Check the disk (dmesg, df) and the SD card.")
@@ -58,6 +69,12 @@ public final class GatewayRuntime: Sendable {
                 log.notice("the store accepts writes again; the writer resumed")
             }
         }
+    }
+
+    /// Called before each source retry with the source's name, why, and the pause (front-ends
+    /// show it; ``SourceRunner/onRetry(_:)``).
+    public func onRetry(_ observer: @escaping @Sendable (String, String, Duration) -> Void) {
+        runner.onRetry(observer)
     }
 
     /// Asks ``run(sources:until:statusInterval:)`` to stop (any thread).
@@ -84,26 +101,32 @@ public final class GatewayRuntime: Sendable {
     public func run(sources: [any IngestSource], duration: Duration? = nil, endWhenSourcesEnd: Bool = false,
                     statusInterval: Duration = .seconds(60), started: (() -> Void)? = nil,
                     status: (@Sendable (IngestStats) -> Void)? = nil,
-                    devices: (@Sendable () -> String)? = nil) throws -> IngestStats {
+                    devices: (@Sendable () -> String)? = nil, trapsSignals: Bool = true,
+                    interactive: Bool = false) throws -> IngestStats {
         precondition(withUnsafeCurrentTask { $0 == nil },
                      "GatewayRuntime.run blocks until stopped: call it from a thread of its own, not from a Swift concurrency task (it would hold a cooperative thread the strap sources' setup needs)")
-        // Signals arrive on a dispatch queue instead of interrupting arbitrary threads.
-        let queue = DispatchQueue(label: "healthgate.signals")
-        var signalSources: [any DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let s = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            s.setEventHandler { [self] in requestStop(reason: sig == SIGTERM ? "SIGTERM" : "SIGINT") }
-            s.resume()
-            signalSources.append(s)
+        // The one signal trap: SIGTERM/SIGINT request the stop (interactive: a second one exits).
+        let trap = trapsSignals ? SignalTrap(secondSignalExits: interactive) { [self] in requestStop(reason: $0) } : nil
+        defer { trap?.cancel() }
+        let queue = DispatchQueue(label: "healthgate.runtime")
+        if interactive {
+            // A failure no retry can fix (no Bluetooth, no permission, not a strap) ends an
+            // interactive command, after everything received is committed.
+            runner.onFailure { [self] name, error in
+                let first = failure.withLock { f -> Bool in
+                    if f != nil { return false }
+                    f = error
+                    return true
+                }
+                if first { requestStop(reason: "\(name) failed") }
+            }
         }
-        defer { for s in signalSources { s.cancel() } }
 
         pipeline.start()
         for source in sources { try runner.start(source) }
         started?()
         notifier.ready(status: "ingesting from \(sources.count) source(s)")
-        logger.info("ingesting from \(sources.count) source(s) into \(store.path)")
+        logger.info("ingesting from \(sources.count) source(s) into \(store?.path ?? "nothing (no store)")")
 
         // Watchdog pings and status lines from a timer; the calling thread just waits.
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -122,7 +145,7 @@ public final class GatewayRuntime: Sendable {
                 last = .now
                 return true
             }
-            if pruneDue {
+            if pruneDue, let store {
                 // On a queue of its own: a slow delete (or a store held by another process) must
                 // not delay the watchdog pings and signal handling this queue serves.
                 maintenance.async {
@@ -171,6 +194,7 @@ public final class GatewayRuntime: Sendable {
         let final = pipeline.stop()
         timer.cancel()
         logger.notice("stopped: \(Self.statusLine(final))")
+        if let e = failure.withLock({ $0 }) { throw e }
         return final
     }
 

@@ -3,10 +3,10 @@ import HeartRateProfile
 import Ingest
 
 /// Turns one strap's decoded Heart Rate Measurements into ingest records, without allocating:
-/// the daemon's (and replay's) counterpart of `HeartRateSampleBuilder`, which `live` uses, with
-/// the same rules so `run` and `live` store the same samples from the same notifications:
+/// the one notification → sample mapping of every command (`run`, `live`, `demo`, `replay`):
 ///
-/// - bpm > 0 becomes one `heartRate` record at the receipt time, with sensor contact, the body
+/// - bpm > 0 (within heart rate's plausible range, 1–500; others are counted in
+///   ``Counters/implausibleSkipped``) becomes one `heartRate` record at the receipt time, with sensor contact, the body
 ///   sensor location and its RR intervals; bpm 0 (no valid reading) is skipped, and its RR
 ///   intervals, having no sample to ride on, make the next RR "preceded by a gap".
 /// - RR values 0 and 0xFFFF are not intervals; the ones before the last such value cannot be
@@ -15,9 +15,11 @@ import Ingest
 ///   ``connectionStarted()``, after a cut RR list, and after notifications without RR long
 ///   enough that two beats should have been reported.
 /// - Energy Expended becomes `activeEnergyBurned` interval records from the previous reading to
-///   this one (``EnergyExpendedStep``). The baseline survives reconnects — the strap's counter
-///   keeps counting while the link is down, so the first reading after a reconnect covers the
-///   outage, as `live` does.
+///   this one (``EnergyExpendedStep``): the delta when it grew, the new value when it went down
+///   (the strap was reset), a lower bound tagged saturated when it reached 0xFFFF, then nothing
+///   while it stays there (``energyNeedsReset``). The baseline survives reconnects — the strap's
+///   counter keeps counting while the link is down, so the first reading after a reconnect
+///   covers the outage (``connectionStarted(energyContinues:)``).
 ///
 /// - Gap-free RR intervals are collected until they span ``sdnnWindow`` (60 s), then one
 ///   `heartRateVariabilitySDNN` record (ms) spans those beats; any gap starts a new window. The
@@ -58,14 +60,47 @@ public struct HeartRateRecordMapper: Sendable {
         }
     }
 
+    /// Heart rate's plausible range (``HealthModel/QuantityType/plausibleRange``), kept here so
+    /// the check per notification is two comparisons.
+    private let plausibleBPM = QuantityType.heartRate.plausibleRange ?? 0...Double.greatestFiniteMagnitude
+
     /// The slots in use (set again when a reconnect learns a new device record).
     public var slots: Slots
     /// The body sensor location stored with every heart-rate record (nil: not known).
     public var sensorLocation: HeartRateSensorLocation?
+    /// What the mapper made, skipped or noticed, for logs and summaries.
+    public struct Counters: Sendable, Hashable {
+        /// Heart-rate records made.
+        public var heartRateSamples = 0
+        /// Energy records made.
+        public var energySamples = 0
+        /// Notifications with bpm 0 (no record made).
+        public var zeroBPMSkipped = 0
+        /// Notifications whose bpm is outside heart rate's plausible range (no record made).
+        public var implausibleSkipped = 0
+        /// Notifications marked truncated by the decoder (their valid prefix was used).
+        public var truncated = 0
+        /// RR values dropped: invalid ones (0, 0xFFFF), older ones that could not be placed, and
+        /// those of 0-bpm notifications (no record to carry them).
+        public var rrDiscarded = 0
+        /// Heart-rate records whose RR intervals are marked as preceded by a gap.
+        public var rrGaps = 0
+        /// Energy Expended went down (the strap's counter was reset).
+        public var energyResets = 0
+        /// Energy readings at 0xFFFF.
+        public var energySaturated = 0
+        /// Nothing counted yet.
+        public init() {}
+    }
+
+    /// The counters so far.
+    public private(set) var counters = Counters()
     /// Notifications that made no heart-rate record (0 bpm).
-    public private(set) var skipped = 0
+    public var skipped: Int { counters.zeroBPMSkipped }
     /// Energy readings that went down (the strap's counter was reset).
-    public private(set) var energyResets = 0
+    public var energyResets: Int { counters.energyResets }
+    /// True once Energy Expended sits at 0xFFFF: write ``HeartRateProfile/HeartRateControlPoint/resetEnergyExpended``.
+    public private(set) var energyNeedsReset = false
     /// Seconds of gap-free RR intervals one SDNN record summarises (nil: no SDNN records).
     public var sdnnWindow: Double? = 60
 
@@ -87,12 +122,16 @@ public struct HeartRateRecordMapper: Sendable {
         self.sensorLocation = sensorLocation
     }
 
-    /// Call on every (re)connection: the next RR is preceded by a gap (beats were missed);
-    /// energy continues from the last reading.
-    public mutating func connectionStarted() {
+    /// Call on every (re)connection: the next RR is preceded by a gap (beats were missed). With
+    /// `energyContinues` (the default) energy continues from the last reading — the strap's
+    /// counter is cumulative and keeps counting while the link is down, so the first reading
+    /// after a reconnect yields one record spanning the outage (a lower value still reads as a
+    /// reset); without it the next reading is a new baseline.
+    public mutating func connectionStarted(energyContinues: Bool = true) {
         gapPending = true
         lastRRAt = nil
         windowStart = nil
+        if !energyContinues { lastEnergy = nil }
     }
 
     /// Adds `ticks` (one sample's RR intervals) to the SDNN window; returns the SDNN record when
@@ -159,7 +198,10 @@ public struct HeartRateRecordMapper: Sendable {
         // The rare path (a raised MTU): every interval, from the payload when the decoder cut them.
         let all: [UInt16]? = overflowed ? payload.map { HeartRateMeasurement.allRRIntervals(in: $0) } : nil
         // Recovered from the payload, an overflowing RR list is whole: nothing was truncated.
-        if m.truncated && all == nil { flags.insert(.payloadTruncated) }
+        if m.truncated && all == nil {
+            flags.insert(.payloadTruncated)
+            counters.truncated += 1
+        }
         var r = SampleRecord(typeSlot: slots.heartRate, value: Double(bpm), start: t, end: t,
                              sourceSlot: slots.source, deviceSlot: slots.device, flags: flags)
         r.heartRateSensorLocation = sensorLocation
@@ -171,8 +213,12 @@ public struct HeartRateRecordMapper: Sendable {
             hadRR = true
             let (first, invalid) = Self.placeable(all)
             if invalid { gap = true }
+            counters.rrDiscarded += first
             if first < all.endIndex {
-                if bpm == 0 { gapPending = true } else {
+                if bpm == 0 {
+                    counters.rrDiscarded += all.count - first
+                    gapPending = true
+                } else {
                     spilled = Array(all[first...])
                     if gap { r.flags.insert(.rrPrecededByGap) }
                     gapPending = false
@@ -183,8 +229,10 @@ public struct HeartRateRecordMapper: Sendable {
             let rr = m.rrIntervals
             let (first, invalid) = Self.placeable(rr)
             if invalid { gap = true }
+            counters.rrDiscarded += first
             if first < rr.endIndex {
                 if bpm == 0 {
+                    counters.rrDiscarded += rr.count - first
                     gapPending = true   // no sample to carry them
                 } else {
                     if rr.distance(from: first, to: rr.endIndex) > SampleRecord.maxRR {
@@ -208,7 +256,17 @@ public struct HeartRateRecordMapper: Sendable {
         default: break
         }
 
-        if bpm > 0 { emit(r, spilled.map { SampleAttachment(rrIntervals: $0) }) } else { skipped += 1 }
+        var emitted = false
+        if bpm == 0 {
+            counters.zeroBPMSkipped += 1
+        } else if !plausibleBPM.contains(Double(bpm)) {
+            counters.implausibleSkipped += 1   // a 16-bit value no heart beats at: counted, not stored
+        } else {
+            if r.flags.contains(.rrPrecededByGap) { counters.rrGaps += 1 }
+            counters.heartRateSamples += 1
+            emit(r, spilled.map { SampleAttachment(rrIntervals: $0) })
+            emitted = true
+        }
         var sdnn: SampleRecord?
         if bpm > 0 {
             if let spilled {
@@ -222,10 +280,12 @@ public struct HeartRateRecordMapper: Sendable {
         }
 
         if let kj = m.energyExpendedKJ {
+            if kj == 0xFFFF { counters.energySaturated += 1 }
             if let last = lastEnergy {
                 let step = EnergyExpendedStep(from: last.kJ, to: kj)
-                if step.wasReset { energyResets += 1 }
+                if step.wasReset { counters.energyResets += 1 }
                 if step.kilojoules > 0 {
+                    counters.energySamples += 1
                     // A clock stepped backwards (NTP after a Pi booted without an RTC) would make
                     // the interval end before it starts: it becomes zero-length at the new time.
                     emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: min(last.at, t), end: t,
@@ -234,8 +294,9 @@ public struct HeartRateRecordMapper: Sendable {
                 }
             }
             lastEnergy = (kj, t)
+            energyNeedsReset = kj == 0xFFFF
         }
         if let sdnn { emit(sdnn, nil) }
-        return bpm > 0
+        return emitted
     }
 }

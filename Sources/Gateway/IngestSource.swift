@@ -91,54 +91,137 @@ public final class IngestStop: Sendable {
     }
 }
 
+/// How a source is reconnected after it ends or fails: the one policy for straps (`run`,
+/// `live`, `record`, `demo`), pedometers opened by path and anything else the ``SourceRunner``
+/// restarts.
+///
+/// Attempt *starts* are spaced `initialPause`, doubling up to `maximumPause`: an attempt that
+/// fails at once waits out the pause, one that already waited (a kernel LE connect that timed
+/// out because the strap was away) is followed at once. The pauses start over after an attempt
+/// that delivered data. The defaults (0.5 s doubling to 2 s) keep a strap that comes back
+/// reconnected within seconds — the kernel's LE connect completes as soon as the strap
+/// advertises, and the real-stack `daemon` and `link-loss-*` scenarios require notifications
+/// again within 5 s of its return — while a device that stays away costs one attempt every 2 s
+/// (a failed `connect` or `open`, logged once per streak).
+public struct ReconnectPolicy: Sendable, Hashable {
+    /// The first pause after a link loss or a failed attempt.
+    public var initialPause: Duration
+    /// The longest pause: the pause doubles up to this.
+    public var maximumPause: Duration
+
+    /// The default: 0.5 s doubling to 2 s.
+    public init(initialPause: Duration = .milliseconds(500), maximumPause: Duration = .seconds(2)) {
+        self.initialPause = initialPause
+        self.maximumPause = max(initialPause, maximumPause)
+    }
+
+    /// The pause before the next attempt after `failures` failures in a row (≥ 1).
+    public func pause(afterFailures failures: Int) -> Duration {
+        guard failures > 1 else { return initialPause }
+        var p = initialPause
+        for _ in 1..<min(failures, 40) {
+            p = p * 2
+            if p >= maximumPause { return maximumPause }
+        }
+        return min(p, maximumPause)
+    }
+}
+
+/// An error that says whether retrying can help. Sources' errors that do not conform are
+/// retried; a permanent one (no Bluetooth in the kernel, no adapter, missing permissions, a
+/// device that is not a strap) ends the source, and ends an interactive command.
+public protocol SourceFailure: Error {
+    /// True when no retry can fix it.
+    var isPermanent: Bool { get }
+}
+
 /// Runs sources on threads of their own, each with its own ring in the pipeline, restarting
-/// those that reconnect with exponential backoff (1 s doubling to 60 s).
+/// those that reconnect by the ``ReconnectPolicy``.
 public final class SourceRunner: Sendable {
     private let pipeline: IngestPipeline
     private let logger: Logger
+    /// How sources are restarted.
+    public let policy: ReconnectPolicy
     /// Raised by ``stopAll()``; sources watch it.
     public let stop = IngestStop()
     private let running = Mutex<[DispatchSemaphore]>([])
+    private let retryObserver = Locked<(@Sendable (String, String, Duration) -> Void)?>(nil)
+    private let failureObserver = Locked<(@Sendable (String, any Error) -> Void)?>(nil)
 
-    /// A runner feeding `pipeline`.
-    public init(pipeline: IngestPipeline, logger: Logger) {
+    /// A runner feeding `pipeline`, restarting sources by `policy`.
+    public init(pipeline: IngestPipeline, logger: Logger, policy: ReconnectPolicy = ReconnectPolicy()) {
         self.pipeline = pipeline
         self.logger = logger
+        self.policy = policy
+    }
+
+    /// Called (on the source's thread) before each retry with the source's name, why the attempt
+    /// failed, and the pause before the next one (front-ends show it).
+    public func onRetry(_ observer: @escaping @Sendable (String, String, Duration) -> Void) {
+        retryObserver.withLock { $0 = observer }
+    }
+
+    /// Called (on the source's thread) when a source fails for good: a ``SourceFailure`` that
+    /// is permanent, or any failure of a source that does not reconnect.
+    public func onFailure(_ observer: @escaping @Sendable (String, any Error) -> Void) {
+        failureObserver.withLock { $0 = observer }
     }
 
     /// Starts `source` on its own thread; `onEnd` runs on that thread once the source is done
-    /// for good (it ended and does not reconnect, or stop was raised).
+    /// for good (it ended and does not reconnect, it failed permanently, or stop was raised).
     public func start(_ source: any IngestSource, onEnd: (@Sendable () -> Void)? = nil) throws {
         let ring = try pipeline.makeRing(name: source.name)
         let done = DispatchSemaphore(value: 0)
         running.withLock { $0.append(done) }
-        let (pipeline, logger, stop) = (self.pipeline, self.logger, self.stop)
+        let (pipeline, logger, stop, policy) = (self.pipeline, self.logger, self.stop, self.policy)
+        let (retryObserver, failureObserver) = (self.retryObserver, self.failureObserver)
         let thread = Thread {
-            var backoff = Duration.seconds(1)
+            var failures = 0
+            // A streak of identical failures is logged at warning once (and again every 10
+            // minutes while it lasts), the repeats at debug: a strap left at home must not
+            // fill the journal with a line every 2 s.
+            var lastWarned: (why: String, at: ContinuousClock.Instant)?
             while !stop.isRaised {
                 let began = ContinuousClock.now
+                let pushedBefore = ring.pushedCount
+                var why: String
+                var reported = false
+                var threw = true
                 do {
                     try source.run(into: ring, slots: pipeline.slots, stop: stop)
                     if !source.reconnects || stop.isRaised { break }
-                    logger.notice("\(source.name): ended; reconnecting in \(backoff)")
+                    why = "ended"
+                    threw = false
                 } catch {
                     if stop.isRaised { break }
-                    guard source.reconnects else {
+                    let permanent = (error as? any SourceFailure)?.isPermanent ?? false
+                    guard source.reconnects, !permanent else {
                         logger.error("\(source.name): \(error)")
+                        failureObserver.withLock { $0 }?(source.name, error)
                         break
                     }
-                    var why = "\(error)"
+                    why = "\(error)"
                     while why.hasSuffix(".") || why.hasSuffix(" ") { why.removeLast() }   // the sentence continues
-                    if error is any ReportedBySource {
-                        logger.debug("\(source.name): \(why); reconnecting in \(backoff)")
-                    } else {
-                        logger.warning("\(source.name): \(why); retrying in \(backoff)")
-                    }
+                    reported = error is any ReportedBySource
                 }
-                // A source that ran a good while before failing starts its backoff over.
-                if began.duration(to: .now) > .seconds(60) { backoff = .seconds(1) }
-                stop.sleep(backoff)
-                backoff = min(backoff * 2, .seconds(60))
+                // An attempt that delivered data starts the pauses over, waiting the first in
+                // full; a failed one waits what is left of its pause since the attempt began.
+                let delivered = ring.pushedCount > pushedBefore
+                failures = delivered ? 1 : failures + 1
+                let pause = delivered ? policy.pause(afterFailures: 1)
+                    : max(.zero, policy.pause(afterFailures: failures) - began.duration(to: .now))
+                if reported || delivered {
+                    lastWarned = nil
+                    logger.debug("\(source.name): \(why); reconnecting in \(pause)")
+                } else if let w = lastWarned, w.why == why, w.at.duration(to: .now) < .seconds(600) {
+                    logger.debug("\(source.name): \(why); retrying in \(pause)")
+                } else {
+                    lastWarned = (why, .now)
+                    logger.log(level: threw ? .warning : .notice,
+                               "\(source.name): \(why); retrying in \(pause) (and every \(policy.maximumPause) at most while it lasts)")
+                }
+                retryObserver.withLock { $0 }?(source.name, why, pause)
+                stop.sleep(pause)
             }
             ring.close()
             onEnd?()

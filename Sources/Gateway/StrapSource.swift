@@ -5,37 +5,46 @@ import HeartRateProfile
 import Ingest
 import Synchronization
 
-/// A BLE heart-rate strap as an ingest source: over any ATT bearer (the kernel's L2CAP socket
-/// or a Unix socket carrying the ATT channel for `run`, a socket pair to the simulated strap for
-/// `demo`), it exchanges the MTU, discovers
-/// the Heart Rate, Device Information and Battery services, reads the device record, subscribes
-/// to Heart Rate Measurement and, on the GATT reader thread, decodes each notification straight
-/// into a ``SampleRecord`` and pushes it: no allocation and no lock per notification.
+/// A BLE heart-rate strap as an ingest source — the one strap path of every command (`run`,
+/// `live`, `record`, `demo`): over any ATT bearer (the kernel's L2CAP socket, a Unix socket
+/// carrying the ATT channel, a socket pair to the simulated strap) it sets the strap up with
+/// ``StrapConnection``, subscribes to Heart Rate Measurement and, on the GATT reader thread,
+/// decodes each notification straight into ``SampleRecord``s (``HeartRateRecordMapper``) and
+/// pushes them: no allocation and no lock per notification.
 ///
-/// Every connection rediscovers and re-subscribes (non-bonded straps forget their CCCD), and
-/// the notifications become records by ``HeartRateRecordMapper`` — the rules `live` applies:
-/// heart rate with contact, body sensor location (read on every connection) and RR intervals
-/// (the first after a (re)connect flagged as preceded by a gap), and Energy Expended as
-/// `activeEnergyBurned` intervals that continue across reconnects. Notifications with 0 bpm
-/// (no skin contact on many straps) and payloads without a heart-rate value are counted, not
-/// stored.
+/// The first connection reads everything (Device Information, GAP name, location, battery)
+/// before subscribing; reconnects discover only Heart Rate and Battery and subscribe at once,
+/// so data resumes after a handful of round trips. Every connection rediscovers and
+/// re-subscribes (non-bonded straps forget their CCCD). The mapper lives across connections:
+/// the first RR after a (re)connect is flagged as preceded by a gap, and Energy Expended
+/// continues across the outage. Notifications with 0 bpm and payloads without a heart-rate
+/// value are counted, not stored.
+///
+/// Two taps serve front-ends without touching the daemon's hot path: ``Event``s (connected,
+/// subscribed, battery, disconnected) and, when given, the raw-event tap ``Notification`` (the
+/// payload borrowed from the receive buffer, its decode) for `live`'s lines and `record`'s
+/// capture.
 public struct StrapSource: IngestSource {
     public let name: String
     public let reconnects: Bool
     /// A stable id for the device registry: the strap's Bluetooth address (`AA:BB:…`), as
-    /// `pair` and `live` register it, so every command files the strap under one device.
+    /// `pair` registers it, or `socket:<path>`, so every command files the strap under one device.
     public let localIdentifier: String
     private let alias: String?
+    private let transactionTimeout: Duration
     private let connect: @Sendable (IngestStop) throws -> any ATTBearer
     private let counters: Counters
-    private let mapper = MapperBox()
+    private let state = StateBox()
+    private let events: (@Sendable (Event) -> Void)?
+    private let notifications: (@Sendable (Notification) -> Void)?
 
-    /// The record mapper, kept across connections (energy continues over an outage). Touched
-    /// only by the GATT reader thread of the current connection and by setup before it
-    /// subscribes: a connection's `run` returns only after its reader thread has ended, so two
-    /// connections never touch it at once.
-    final class MapperBox: @unchecked Sendable {
+    /// What the strap's connections share: the record mapper (energy continues over an outage)
+    /// and what the first connection read. Touched only by the GATT reader thread of the current
+    /// connection and by setup before it subscribes: a connection's `run` returns only after its
+    /// reader thread has ended, so two connections never touch it at once.
+    final class StateBox: @unchecked Sendable {
         var mapper: HeartRateRecordMapper?
+        var info: StrapInfo?
     }
 
     /// Per-strap counters (any thread).
@@ -72,7 +81,7 @@ public struct StrapSource: IngestSource {
     }
 
     /// What happens to the strap, once per event: for the log, the device registry and
-    /// front-ends (``StrapEventLog``, ``StrapRegistry``).
+    /// front-ends (``StrapEventLog``, ``StrapRegistry``, ``StrapSession``).
     public enum Event: Sendable {
         /// Connected and set up (discovery done, the device record read); notifications are
         /// enabled next.
@@ -86,22 +95,38 @@ public struct StrapSource: IngestSource {
         case disconnected(reason: String)
     }
 
-    private let events: (@Sendable (Event) -> Void)?
+    /// One notification as the raw-event tap sees it, on the GATT reader thread. `payload`
+    /// borrows the receive buffer: valid only during the call (copy what you keep).
+    public struct Notification {
+        /// The value bytes exactly as received.
+        public let payload: UnsafeRawBufferPointer
+        /// Receipt time (the sample's timestamp).
+        public let receivedAt: Date
+        /// The decode, or why the payload was rejected.
+        public let measurement: Result<HeartRateMeasurement, HeartRateMeasurementError>
+        /// Which connection delivered it.
+        public let connection: Int
+        /// The device record of that connection.
+        public let device: Device
+    }
 
     /// A strap reached through `connect` (called once per connection attempt; it should give up
-    /// when the stop signal is raised). `events` hears every ``Event``, on the connection's
-    /// threads (the GATT reader's for battery notifications), so it should hand slow work (a
-    /// store write) to a queue of its own.
+    /// when the stop signal is raised). `events` hears every ``Event`` and `notifications` (the
+    /// raw-event tap) every notification, on the connection's threads (the GATT reader's for
+    /// notifications), so both should hand slow work (a store write) to a queue of their own.
     public init(name: String, localIdentifier: String, alias: String? = nil, reconnects: Bool = true,
-                events: (@Sendable (Event) -> Void)? = nil,
+                transactionTimeout: Duration = .seconds(10),
+                events: (@Sendable (Event) -> Void)? = nil, notifications: (@Sendable (Notification) -> Void)? = nil,
                 connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
         self.name = name
         self.localIdentifier = localIdentifier
         self.alias = alias
         self.reconnects = reconnects
+        self.transactionTimeout = transactionTimeout
         self.connect = connect
         self.counters = Counters()
         self.events = events
+        self.notifications = notifications
     }
 
     /// Why a set-up connection ended: already reported as ``Event/disconnected(reason:)``, so
@@ -113,93 +138,94 @@ public struct StrapSource: IngestSource {
 
     public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
         let bearer = try connect(stop)
-        let ended = DispatchSemaphore(value: 0)
-        let client = GATTClient(bearer: bearer, transactionTimeout: .seconds(10), onDisconnect: { _ in ended.signal() })
-        let hook = stop.onRaise { client.close() }
-        defer {
-            hook.cancel()   // this connection is over: the hook must not keep it alive
-            // The mapper goes to the next connection: this one's reader must be done with it.
-            client.close()
-            client.waitForReaderToEnd()
-        }
+        if stop.isRaised { bearer.close(); return }
         let number = counters.connections.add(1, ordering: .relaxed).newValue
-        let setupError = Mutex<(any Error)?>(nil)
+        let ended = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<StrapConnection, any Error>?>(nil)
         let setupDone = DispatchSemaphore(value: 0)
-        let (name, alias, localIdentifier, counters, mapper) = (self.name, self.alias, self.localIdentifier, self.counters, self.mapper)
-        let events = self.events
+        let hookedBearer = bearer
+        let hook = stop.onRaise { hookedBearer.close() }
+        defer { hook.cancel() }   // this connection is over: the hook must not keep it alive
+        let (name, alias, localIdentifier, counters, state, timeout) = (self.name, self.alias, self.localIdentifier, self.counters, self.state, self.transactionTimeout)
+        let (events, notifications) = (self.events, self.notifications)
         Task {
             do {
-                try await Self.setUp(client: client, ring: ring, slots: slots, name: name, alias: alias,
-                                     localIdentifier: localIdentifier, counters: counters, mapper: mapper,
-                                     number: number, events: events)
+                let connection = try await Self.setUp(bearer: bearer, ring: ring, slots: slots, name: name, alias: alias,
+                                                      localIdentifier: localIdentifier, counters: counters, state: state,
+                                                      number: number, timeout: timeout, ended: ended,
+                                                      events: events, notifications: notifications)
+                result.withLock { $0 = .success(connection) }
             } catch {
-                setupError.withLock { $0 = error }
-                client.close()
+                result.withLock { $0 = .failure(error) }
             }
             setupDone.signal()
         }
         setupDone.wait()
-        if let e = setupError.withLock({ $0 }) { throw e }
+        let connection: StrapConnection
+        switch result.withLock({ $0 })! {
+        case .failure(let e):
+            bearer.close()
+            if stop.isRaised { return }
+            throw e
+        case .success(let c): connection = c
+        }
+        // The mapper goes to the next connection: this one's reader must be done with it.
+        defer { connection.closeAndWait() }
         counters.subscribed.store(true, ordering: .relaxed)
         events?(.subscribed(connection: number))
         ended.wait()
         counters.subscribed.store(false, ordering: .relaxed)
         if stop.isRaised { return }
-        let why = client.endReason.map { "\($0)" } ?? "the link ended"
+        let why = connection.endReason ?? "the link ended"
         events?(.disconnected(reason: why))
         throw LinkEnded(reason: why)
     }
 
-    private static func setUp(client: GATTClient, ring: SampleRing, slots: SlotTable, name: String, alias: String?,
-                              localIdentifier: String, counters: Counters, mapper: MapperBox,
-                              number: Int, events: (@Sendable (Event) -> Void)?) async throws {
-        _ = try await client.exchangeMTU()
-        let db = try await client.discover(services: [BluetoothUUID(HeartRateUUIDs.heartRateService),
-                                                      BluetoothUUID(HeartRateUUIDs.deviceInformationService),
-                                                      BluetoothUUID(HeartRateUUIDs.batteryService),
-                                                      BluetoothUUID(0x1800)])
-        guard let hrm = db.characteristic(BluetoothUUID(HeartRateUUIDs.heartRateMeasurement)) else {
-            throw GATTError.noCCCD(characteristic: BluetoothUUID(HeartRateUUIDs.heartRateMeasurement))
-        }
-        var info = DeviceInformation()
-        for uuid in DeviceInformation.characteristicUUIDs {
-            if let c = db.characteristic(BluetoothUUID(uuid)), let v = try? await client.read(c) { info.set(v, for: uuid) }
-        }
-        var deviceName = alias
-        if deviceName == nil, let c = db.characteristic(BluetoothUUID(HeartRateUUIDs.deviceName)), let v = try? await client.read(c) {
-            deviceName = DeviceInformation.string(v)
-        }
-        var location: HeartRateSensorLocation?
-        if let c = db.characteristic(BluetoothUUID(HeartRateUUIDs.bodySensorLocation)), let v = try? await client.read(c),
-           let bsl = try? BodySensorLocation(bytes: v) {
-            location = bsl.location
-        }
-        let device = info.device(name: deviceName ?? name, localIdentifier: localIdentifier)
-        let batteryChar = db.characteristic(BluetoothUUID(HeartRateUUIDs.batteryLevel))
-        var battery: Int?
-        if let c = batteryChar, let v = try? await client.read(c) { battery = try? BatteryLevel.decode(v) }
-        events?(.connected(Connection(number: number, device: device, sensorLocation: location, battery: battery, at: Date())))
-        if let events, let c = batteryChar, c.cccdHandle != nil {
-            // Not every strap notifies its battery; one that does keeps the registry current.
-            try? await client.subscribe(to: c) { event in
-                if let level = try? BatteryLevel.decode(Array(event.value)) { events(.battery(level: level, at: event.receivedAt)) }
+    private static func setUp(bearer: any ATTBearer, ring: SampleRing, slots: SlotTable, name: String, alias: String?,
+                              localIdentifier: String, counters: Counters, state: StateBox, number: Int, timeout: Duration,
+                              ended: DispatchSemaphore, events: (@Sendable (Event) -> Void)?,
+                              notifications: (@Sendable (Notification) -> Void)?) async throws -> StrapConnection {
+        let first = state.info == nil
+        let connection = try await StrapConnection.open(name, bearer: bearer, transactionTimeout: timeout,
+                                                        services: first ? StrapConnection.allServices : StrapConnection.streamingServices,
+                                                        onDisconnect: { _ in ended.signal() })
+        do {
+            // The first connection reads everything before subscribing (samples need the device
+            // record); reconnects reuse it and subscribe at once, so data resumes quickly.
+            var info: StrapInfo
+            if let known = state.info { info = known } else { info = try await connection.readInfo() }
+            if !first, let level = try await connection.readBattery() { info.battery = level }
+            state.info = info
+            let device = info.device(localIdentifier: localIdentifier, fallbackName: alias ?? name)
+            let recordSlots = try HeartRateRecordMapper.Slots(table: slots, source: source, device: device)
+            if state.mapper == nil { state.mapper = HeartRateRecordMapper(slots: recordSlots) }
+            state.mapper!.slots = recordSlots
+            state.mapper!.sensorLocation = info.sensorLocation
+            state.mapper!.connectionStarted()
+            events?(.connected(Connection(number: number, device: device, sensorLocation: info.sensorLocation,
+                                          battery: info.battery, at: Date())))
+            if let events {
+                // Not every strap notifies its battery; one that does keeps the registry current.
+                _ = try? await connection.subscribeBattery { level, at in events(.battery(level: level, at: at)) }
             }
-        }
-        let recordSlots = try HeartRateRecordMapper.Slots(table: slots, source: source, device: device)
-        if mapper.mapper == nil { mapper.mapper = HeartRateRecordMapper(slots: recordSlots) }
-        mapper.mapper!.slots = recordSlots
-        mapper.mapper!.sensorLocation = location
-        mapper.mapper!.connectionStarted()
-        try await client.subscribe(to: hrm) { event in
-            // The GATT reader thread: this ring's single producer for this connection.
-            guard let m = try? HeartRateMeasurement.decode(event.value) else {
-                counters.skipped.add(1, ordering: .relaxed)
-                return
+            try await connection.subscribeHeartRate { event in
+                // The GATT reader thread: this ring's single producer for this connection.
+                let decoded = Result { () throws(HeartRateMeasurementError) in try HeartRateMeasurement.decode(event.value) }
+                notifications?(Notification(payload: event.value, receivedAt: event.receivedAt, measurement: decoded,
+                                            connection: number, device: device))
+                guard case .success(let m) = decoded else {
+                    counters.skipped.add(1, ordering: .relaxed)
+                    return
+                }
+                let stored = state.mapper!.map(m, at: event.receivedAt.timeIntervalSince1970, payload: event.value) { r, extra in
+                    if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
+                }
+                if stored { counters.pushed.add(1, ordering: .relaxed) } else { counters.skipped.add(1, ordering: .relaxed) }
             }
-            let stored = mapper.mapper!.map(m, at: event.receivedAt.timeIntervalSince1970, payload: event.value) { r, extra in
-                if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
-            }
-            if stored { counters.pushed.add(1, ordering: .relaxed) } else { counters.skipped.add(1, ordering: .relaxed) }
+            return connection
+        } catch {
+            connection.closeAndWait()
+            throw error
         }
     }
 }

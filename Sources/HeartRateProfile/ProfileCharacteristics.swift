@@ -84,12 +84,15 @@ public struct DeviceInformation: Sendable, Hashable {
     /// The characteristic UUIDs this type reads, in the order ``set(_:for:)`` understands.
     public static let characteristicUUIDs: [UInt16] = [0x2A29, 0x2A24, 0x2A25, 0x2A27, 0x2A26, 0x2A28]
 
-    /// Decodes a DIS `utf8s` value: UTF-8 without terminator. Trailing NULs and spaces some
-    /// devices add are trimmed, invalid UTF-8 is repaired with U+FFFD, and an empty string is nil.
+    /// Decodes a DIS `utf8s` value (and the GAP Device Name): UTF-8 without terminator. The one
+    /// rule for every string HealthGate reads from a strap, in every command: the value ends at
+    /// its first NUL (some firmware pads with NULs, and what follows is padding), spaces and tabs
+    /// at either end are trimmed, invalid UTF-8 is repaired with U+FFFD, and an empty string is nil.
     public static func string(_ bytes: [UInt8]) -> String? {
         var b = bytes[...]
-        while let last = b.last, last == 0 || last == 0x20 { b.removeLast() }
         if let nul = b.firstIndex(of: 0) { b = b[..<nul] }
+        while let first = b.first, first == 0x20 || first == 0x09 { b.removeFirst() }
+        while let last = b.last, last == 0x20 || last == 0x09 { b.removeLast() }
         guard !b.isEmpty else { return nil }
         return String(decoding: b, as: UTF8.self)
     }

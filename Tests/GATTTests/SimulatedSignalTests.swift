@@ -2,11 +2,13 @@ import Foundation
 import GATT
 import HealthModel
 import HeartRateProfile
+import Ingest
 import Simulators
 import Testing
+@testable import Gateway
 
 /// The simulated strap end to end: a generated signal over a real socket pair, decoded and
-/// mapped to samples exactly as the gateway does.
+/// mapped to records exactly as the gateway does (the one mapper).
 @Suite(.timeLimit(.minutes(1))) struct SimulatedSignalTests {
     @Test func signalIsContinuousAndConsistent() {
         var signal = SimulatedHeartRateSignal(seed: 7)
@@ -37,19 +39,21 @@ import Testing
         var signal = SimulatedHeartRateSignal(seed: 3)
         var sent: [HeartRateMeasurement] = []
         for _ in 0..<30 { let m = signal.next(); sent.append(m); strap.notifyHeartRate(m) }
-        var builder = HeartRateSampleBuilder(device: Device(name: "sim"), sensorLocation: .chest)
-        builder.connectionStarted()
+        let slots = try HeartRateRecordMapper.Slots(table: SlotTable(), source: StrapSource.source, device: Device(name: "sim"))
+        var mapper = HeartRateRecordMapper(slots: slots, sensorLocation: .chest)
+        mapper.connectionStarted()
         var received: [HeartRateMeasurement] = []
-        var samples: [QuantitySample] = []
+        var records: [SampleRecord] = []
         for await m in stream {
             received.append(m)
-            samples += try builder.add(m, receivedAt: Date()).samples
+            mapper.map(m, at: Date().timeIntervalSince1970) { r, _ in records.append(r) }
             if received.count == sent.count { break }
         }
         #expect(received == sent)
-        #expect(samples.filter { $0.type == .heartRate }.count == 30)
-        #expect(samples.filter { $0.type == .activeEnergyBurned }.count == 2)  // readings 10 (baseline), 20, 30
-        #expect(samples.compactMap(\.rrIntervals).first?.precededByGap == true)
-        #expect(samples.compactMap(\.rrIntervals).dropFirst().allSatisfy { !$0.precededByGap })
+        #expect(records.filter { $0.typeSlot == slots.heartRate }.count == 30)
+        #expect(records.filter { $0.typeSlot == slots.energy }.count == 2)  // readings 10 (baseline), 20, 30
+        let withRR = records.filter { $0.rrCount > 0 }
+        #expect(withRR.first?.flags.contains(.rrPrecededByGap) == true)
+        #expect(withRR.dropFirst().allSatisfy { !$0.flags.contains(.rrPrecededByGap) })
     }
 }

@@ -39,6 +39,18 @@ import Testing
         #expect(!(d.localIdentifier ?? "").contains("C0680226"))  // the serial number stays out
     }
 
+    /// One rule for every string read from a strap (Device Information and the GAP name, in
+    /// `pair`, `live` and `run` alike): it ends at the first NUL, spaces and tabs at either end go.
+    @Test func deviceInformationStringsFollowOneRule() {
+        #expect(DeviceInformation.string(Array("  Polar H10\t".utf8)) == "Polar H10")   // `pair` kept these, `run` did not
+        #expect(DeviceInformation.string(Array("H7\0garbage".utf8)) == "H7")            // `run` kept the garbage
+        #expect(DeviceInformation.string(Array("H7 \0\0\0".utf8)) == "H7")
+        #expect(DeviceInformation.string(Array("Polar  Electro".utf8)) == "Polar  Electro")  // inner spaces stay
+        #expect(DeviceInformation.string([0x20, 0x00, 0x41]) == nil)
+        #expect(DeviceInformation.string([]) == nil)
+        #expect(DeviceInformation.string([0xFF, 0x41]) == "\u{FFFD}A")
+    }
+
     @Test func controlPointConstants() {
         #expect(HeartRateControlPoint.resetEnergyExpended == [0x01])
         #expect(HeartRateControlPoint.notSupportedErrorCode == 0x80)

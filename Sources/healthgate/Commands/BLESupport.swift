@@ -1,7 +1,9 @@
 import ArgumentParser
 import BluetoothLinux
 import Dispatch
+import Capture
 import Foundation
+import Gateway
 import GATT
 import HealthStore
 
@@ -36,32 +38,12 @@ struct AdapterOption: ParsableArguments {
     func resolve() throws -> Adapter { try Adapter.resolve(adapter) }
 }
 
-/// Turns Ctrl-C (SIGINT) and SIGTERM into a ``StopSignal`` so blocking Bluetooth loops end
-/// cleanly and close their sockets (a strap that allows one connection is then free again).
-/// A second Ctrl-C exits at once (the kernel still closes the sockets).
-final class InterruptTrap: @unchecked Sendable {
-    // @unchecked: the sources are set once in init and only cancelled in deinit.
-    let stop = StopSignal()
-    private var sources: [any DispatchSourceSignal] = []
-
-    init() {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            let stop = self.stop
-            source.setEventHandler {
-                if stop.isTriggered { _exit(130) }
-                stop.trigger()
-            }
-            source.resume()
-            sources.append(source)
+extension CaptureFileError: SysexitConvertible {
+    var sysexit: Sysexit {
+        switch self {
+        case .exists: return .usage
+        case .cannotCreate, .writeFailed: return .ioError
         }
-    }
-
-    deinit {
-        for s in sources { s.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
     }
 }
 

@@ -1,12 +1,15 @@
 import ArgumentParser
 import BluetoothLinux
 import Foundation
+import Gateway
 import HealthModel
 import HealthStore
 import HeartRateProfile
+import Ingest
+import Logging
 
 /// `healthgate live`: stream heart rate from straps, and store it.
-struct LiveCommand: AsyncParsableCommand {
+struct LiveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "live",
         abstract: "Stream heart rate, sensor contact, RR intervals and battery from straps, and store them.",
@@ -17,9 +20,10 @@ struct LiveCommand: AsyncParsableCommand {
             sensor contact, and activeEnergyBurned samples from energy-expended deltas. Samples are \
             committed in batches (about once a second), never one transaction per reading.
 
-            A strap that drops out is reconnected by itself (pauses of 0.5 s, 1 s, then 2 s) and \
-            notifications are enabled again on every new link; the first sample after a reconnect \
-            marks the gap. Ctrl-C (or SIGTERM, --duration, --count) disconnects cleanly, saves \
+            It runs the same strap path as `healthgate run` (connection setup, sample rules, \
+            reconnects, the ingest pipeline); this command only prints. A strap that drops out is \
+            reconnected by itself (pauses of 0.5 s, 1 s, then 2 s) and notifications are enabled \
+            again on every new link; the first sample after a reconnect marks the gap. Ctrl-C (or SIGTERM, --duration, --count) disconnects cleanly, saves \
             what is pending and prints a summary: duration, samples, min/avg/max bpm.
 
             When `healthgate run` owns this store (it holds a lock on <db>.daemon), live does not \
@@ -51,8 +55,8 @@ struct LiveCommand: AsyncParsableCommand {
     @OptionGroup var connect: ConnectOptions
     @OptionGroup var store: StoreLocation
 
-    func run() async throws {
-        try await reporting {
+    func run() throws {
+        try reporting {
             if let owner = DaemonLock.owner(ofDatabase: store.path) {
                 try followDaemon(pid: owner.pid, straps: owner.straps)
                 return
@@ -78,26 +82,24 @@ struct LiveCommand: AsyncParsableCommand {
                 }
             }
 
-            let trap = InterruptTrap()
-            let stop = trap.stop
-            if let duration = limits.duration {
-                Thread { if !stop.wait(seconds: duration) { stop.trigger() } }.start()
-            }
-            let json = self.json
+            let (json, chosen) = (self.json, targets)
             if !json {
                 Output.note("Connecting to \(targets.map(\.description).joined(separator: ", ")); Ctrl-C to stop.")
             }
-            let session = LiveSession(
-                targets: targets, connector: kernelConnector(adapter: adapter, timeout: connect.attemptTimeout),
-                stop: stop, storage: noStore ? nil : HealthStoreLiveStorage(db), maxNotifications: limits.count
-            ) { event in
-                if json { Output.json(Self.json(event)) } else { Self.show(event) }
-            }
-            let summary = try await session.run()
+            let session: StrapSession
+            do {
+                session = try StrapSession(
+                    straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
+                    store: noStore ? nil : db, maxNotifications: limits.count, logger: quietLogger()
+                ) { event in
+                    if json { Output.json(Self.json(event, chosen)) } else { Self.show(event, chosen) }
+                }
+            } catch let e as StoreError { throw storeFailure(e) }
+            let summary = try session.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
             if json {
-                Output.json(Self.json(summary))
+                Output.json(Self.json(summary, targets))
             } else {
-                Self.show(summary, stored: !noStore)
+                Self.show(summary, targets, stored: !noStore)
             }
             if summary.unsaved > 0 {
                 throw CLIFailure("\(summary.unsaved) samples could not be saved because the store kept failing: check the disk and `--db`, then record again.", code: .ioError)
@@ -152,36 +154,37 @@ struct LiveCommand: AsyncParsableCommand {
         switch c { case .notSupported: return "contact n/a"; case .notDetected: return "NO CONTACT"; case .detected: return "contact ok" }
     }
 
-    static func show(_ event: LiveEvent) {
+    static func show(_ event: StrapSession.Event, _ targets: [StrapTarget]) {
         switch event {
-        case .connected(let t, let info, let n):
-            let loc = info.sensorLocation.map { ", \($0.name)" } ?? ""
-            Output.note(n == 1 ? "Connected to \(t)\(loc)." : "Reconnected to \(t) (connection \(n)); notifications on again.")
+        case .connected(let k, let c):
+            let t = targets[k]
+            let loc = c.sensorLocation.map { ", \($0.name)" } ?? ""
+            Output.note(c.number == 1 ? "Connected to \(t)\(loc)." : "Reconnected to \(t) (connection \(c.number)); notifications on again.")
         case .reading(let r):
-            let who = r.target.name ?? r.target.address.description
+            let who = targets[r.strap].name ?? targets[r.strap].address.description
             guard let m = r.measurement else {
                 Output.line("\(time(r.receivedAt))  \(column(who, 14)) rejected payload \(hexString(r.payload)): \(r.rejection ?? "")")
                 return
             }
             var s = "\(time(r.receivedAt))  \(column(who, 14)) \(String(format: "%3d", Int(m.beatsPerMinute))) bpm  \(column(contactText(m.sensorContact), 12))"
             if !m.rrIntervals.isEmpty {
-                s += " " + rrText(m.rrIntervals.array)
+                s += " RR " + m.rrIntervals.map { String(format: "%.0f", Double($0) * 1000 / 1024) }.joined(separator: " ") + " ms"
             }
             if let e = m.energyExpendedKJ { s += "  \(e) kJ" }
             if m.truncated { s += "  (truncated)" }
             Output.line(s)
-        case .battery(let t, let level, _):
-            Output.note("\(t.name ?? t.address.description): battery \(level)%")
-        case .disconnected(let t, let reason):
-            Output.note("\(t) disconnected (\(reason)); reconnecting…")
-        case .connectFailed(let t, let reason, let pause):
-            Output.note("Could not connect to \(t.name ?? t.address.description): \(reason) Retrying in \(formatSeconds(pause)).")
+        case .battery(let k, let level, _):
+            Output.note("\(targets[k].name ?? targets[k].address.description): battery \(level)%")
+        case .disconnected(let k, let reason):
+            Output.note("\(targets[k]) disconnected (\(reason)); reconnecting…")
+        case .connectFailed(let k, let reason, let pause):
+            Output.note("Could not connect to \(targets[k].name ?? targets[k].address.description): \(reason) Retrying in \(formatSeconds(pause)).")
         case .storeFailed(let why):
             Output.note("Saving failed (\(why)); the batch is kept and retried.")
         }
     }
 
-    static func show(_ s: LiveSummary, stored: Bool) {
+    static func show(_ s: StrapSessionSummary, _ targets: [StrapTarget], stored: Bool) {
         let d = Int(s.duration.rounded())
         var line = "Summary: \(d / 3600 > 0 ? "\(d / 3600)h " : "")\(d / 60 % 60)m \(d % 60)s, \(s.notifications) readings"
         line += stored ? ", \(s.samplesStored) samples stored in \(s.batches) batches" : " (not stored)"
@@ -190,8 +193,8 @@ struct LiveCommand: AsyncParsableCommand {
         }
         Output.line(line + ".")
         if s.straps.count > 1 {
-            for st in s.straps {
-                var l = "  \(st.target): \(st.notifications) readings, \(st.connections) connections"
+            for (k, st) in s.straps.enumerated() {
+                var l = "  \(targets[k]): \(st.notifications) readings, \(st.connections) connections"
                 if let mn = st.minBPM, let mx = st.maxBPM, let avg = st.averageBPM { l += String(format: ", bpm %d / %.1f / %d", mn, avg, mx) }
                 Output.line(l)
             }
@@ -200,15 +203,15 @@ struct LiveCommand: AsyncParsableCommand {
 
     // MARK: JSON
 
-    static func json(_ event: LiveEvent) -> [String: Any] {
+    static func json(_ event: StrapSession.Event, _ targets: [StrapTarget]) -> [String: Any] {
         func v(_ x: Any?) -> Any { x ?? NSNull() }
         switch event {
-        case .connected(let t, let info, let n):
-            return ["event": "connected", "address": t.address.description, "name": v(t.name), "connection": n,
-                    "sensorLocation": v(info.sensorLocation?.name), "battery": v(info.battery.map { Int($0) }),
-                    "t": Date().timeIntervalSince1970]
+        case .connected(let k, let c):
+            return ["event": "connected", "address": targets[k].address.description, "name": v(targets[k].name), "connection": c.number,
+                    "sensorLocation": v(c.sensorLocation?.name), "battery": v(c.battery),
+                    "t": c.at.timeIntervalSince1970]
         case .reading(let r):
-            var o: [String: Any] = ["event": "heartRate", "address": r.target.address.description, "t": r.receivedAt.timeIntervalSince1970,
+            var o: [String: Any] = ["event": "heartRate", "address": targets[r.strap].address.description, "t": r.receivedAt.timeIntervalSince1970,
                                     "hex": hexString(r.payload), "connection": r.connection]
             if let m = r.measurement {
                 o["bpm"] = Int(m.beatsPerMinute)
@@ -220,24 +223,24 @@ struct LiveCommand: AsyncParsableCommand {
                 o["rejected"] = v(r.rejection)
             }
             return o
-        case .battery(let t, let level, let at):
-            return ["event": "battery", "address": t.address.description, "battery": Int(level), "t": at.timeIntervalSince1970]
-        case .disconnected(let t, let reason):
-            return ["event": "disconnected", "address": t.address.description, "reason": reason, "t": Date().timeIntervalSince1970]
-        case .connectFailed(let t, let reason, let pause):
-            return ["event": "connectFailed", "address": t.address.description, "reason": reason, "retryIn": pause]
+        case .battery(let k, let level, let at):
+            return ["event": "battery", "address": targets[k].address.description, "battery": level, "t": at.timeIntervalSince1970]
+        case .disconnected(let k, let reason):
+            return ["event": "disconnected", "address": targets[k].address.description, "reason": reason, "t": Date().timeIntervalSince1970]
+        case .connectFailed(let k, let reason, let pause):
+            return ["event": "connectFailed", "address": targets[k].address.description, "reason": reason, "retryIn": pause]
         case .storeFailed(let why):
             return ["event": "storeFailed", "reason": why]
         }
     }
 
-    static func json(_ s: LiveSummary) -> [String: Any] {
+    static func json(_ s: StrapSessionSummary, _ targets: [StrapTarget]) -> [String: Any] {
         func v(_ x: Any?) -> Any { x ?? NSNull() }
         return ["event": "summary", "duration": s.duration, "notifications": s.notifications,
                 "samplesStored": s.samplesStored, "batches": s.batches, "unsaved": s.unsaved,
                 "minBPM": v(s.minBPM), "avgBPM": v(s.averageBPM), "maxBPM": v(s.maxBPM),
-                "straps": s.straps.map { st -> [String: Any] in
-                    ["address": st.target.address.description, "notifications": st.notifications, "rejected": st.rejected,
+                "straps": s.straps.enumerated().map { k, st -> [String: Any] in
+                    ["address": targets[k].address.description, "notifications": st.notifications, "rejected": st.rejected,
                      "connections": st.connections, "minBPM": v(st.minBPM), "avgBPM": v(st.averageBPM), "maxBPM": v(st.maxBPM)]
                 }]
     }
@@ -245,3 +248,11 @@ struct LiveCommand: AsyncParsableCommand {
 
 /// Lower-case hex of a payload.
 func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+/// A logger for the interactive strap commands: they print their own progress, so only errors
+/// the session cannot show (a failed fsync) reach stderr.
+func quietLogger() -> Logger {
+    var logger = Logger(label: "healthgate") { label in StreamLogHandler.standardError(label: label) }
+    logger.logLevel = .error
+    return logger
+}

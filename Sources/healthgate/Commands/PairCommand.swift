@@ -1,6 +1,7 @@
 import ArgumentParser
 import BluetoothLinux
 import Foundation
+import Gateway
 import HealthModel
 
 /// `healthgate pair`: connect to a strap, read what it says about itself, remember it.
@@ -57,9 +58,11 @@ struct PairCommand: AsyncParsableCommand {
             let adapter = try connect.adapterOption.resolve()
             let db = try openHealthStore(store)
             let target = try resolveStrap(address, store: db, addressType: connect.addressType)
-            let trap = InterruptTrap()
+            let stop = IngestStop()
+            let trap = SignalTrap(raising: stop)
+            defer { trap.cancel() }
             let connector = kernelConnector(adapter: adapter, security: bond ? .medium : .low, timeout: connect.oneShotTimeout)
-            let r = try await Pairing.pair(target, connector: connector, alias: name, store: db, stop: trap.stop)
+            let r = try await Pairing.pair(target, connector: connector, alias: name, store: db, stop: stop)
             let info = r.info
             if json {
                 func v(_ x: Any?) -> Any { x ?? NSNull() }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BluetoothLinux
 import Foundation
+import Gateway
 
 /// `healthgate reset-energy`: zero a strap's energy-expended counter.
 struct ResetEnergyCommand: AsyncParsableCommand {
@@ -29,9 +30,11 @@ struct ResetEnergyCommand: AsyncParsableCommand {
             let adapter = try connect.adapterOption.resolve()
             let db = try openHealthStore(store)
             let target = try resolveStrap(strap, store: db, addressType: connect.addressType)
-            let trap = InterruptTrap()
+            let stop = IngestStop()
+            let trap = SignalTrap(raising: stop)
+            defer { trap.cancel() }
             let connector = kernelConnector(adapter: adapter, timeout: connect.oneShotTimeout)
-            let connection = try await StrapConnection.connect(target, connector: connector, stop: trap.stop)
+            let connection = try await StrapConnection.connect(target, connector: connector, stop: stop)
             defer { connection.close() }
             try await connection.resetEnergyExpended()
             print("Energy expended on \(target) was reset to 0 kJ.")

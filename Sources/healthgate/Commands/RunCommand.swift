@@ -2,12 +2,10 @@ import ArgumentParser
 import BluetoothLinux
 import Foundation
 import Gateway
-import GATT
 import HealthModel
 import HealthStore
 import Ingest
 import Logging
-import Synchronization
 
 /// `healthgate run`: the daemon.
 struct RunCommand: ParsableCommand {
@@ -72,57 +70,12 @@ struct RunCommand: ParsableCommand {
             // the kernel releases it when the process ends, however it ends.
             let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))
             defer { withExtendedLifetime(daemonLock) {} }
-            let runtime = try GatewayRuntime(store: db, configuration: cfg.ingest, durability: cfg.durability, logger: logger)
-
             let adapterChoice = try adapter.map { name -> Adapter in
                 do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }
             }
-            let connector = kernelConnector(adapter: adapterChoice)
-            var sources: [any IngestSource] = []
-            let registry = StrapRegistry(store: db, logger: logger)
-            let eventLog = StrapEventLog(logger: logger)
-            for s in cfg.straps {
-                if let path = s.socket {
-                    // The strap's ATT channel over a Unix socket (a proxy, a remote radio,
-                    // `healthgate simulate`): the same client, reconnects and re-subscription.
-                    let (local, name) = ("socket:\(path)", "strap \(s.name ?? path)")
-                    sources.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
-                        eventLog.log(e, strap: name)
-                        registry.record(e, localIdentifier: local, alias: s.name)
-                    }) { _ in
-                        try SocketATTBearer.connect(unixSocket: path)
-                    })
-                    continue
-                }
-                guard let text = s.address, let address = BluetoothAddress(text) else { continue }
-                // The file's type, else the one `pair` remembered, else a guess from the address.
-                let known = try resolveStrap(address.description, store: db, addressType: s.addressType.flatMap(AddressType.init(rawValue:)))
-                let target = StrapTarget(address: address, addressType: known.addressType, name: s.name ?? known.name)
-                let (local, name) = (target.localIdentifier, "strap \(target)")
-                sources.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
-                    eventLog.log(e, strap: name)
-                    registry.record(e, localIdentifier: local, address: address.description, addressType: target.addressType.rawValue,
-                                    alias: s.name)
-                }) { stop in
-                    let cancel = BluetoothLinux.StopSignal()
-                    let hook = stop.onRaise { cancel.trigger() }
-                    defer { hook.cancel() }   // connected or failed: nothing left to cancel
-                    return try connector(target, cancel)
-                })
-            }
-            let watcher = PedometerWatcher(rules: cfg.pedometers, runner: runtime.runner, logger: logger, store: db)
+            let daemon = try storeCall { try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger) }
             logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
-            let straps = sources.compactMap { $0 as? StrapSource }.map(\.stats)
-            let pedometerRules = cfg.pedometers.count
-            let final = try runtime.run(sources: sources, statusInterval: .seconds(cfg.statusInterval), started: { watcher.start() },
-                                        devices: {
-                var parts: [String] = []
-                if !straps.isEmpty {
-                    parts.append("\(straps.filter { $0.subscribed.load(ordering: .relaxed) }.count)/\(straps.count) straps subscribed")
-                }
-                if pedometerRules > 0 { parts.append("\(watcher.openCount) pedometer(s) open") }
-                return parts.joined(separator: ", ")
-            })
+            let final = try daemon.run()
             if final.abandoned > 0 {
                 throw CLIFailure("\(final.abandoned) samples could not be committed at shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check \(path).", code: .ioError)
             }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BluetoothLinux
 import Foundation
+import Gateway
 import HealthModel
 import HealthStore
 
@@ -50,13 +51,17 @@ struct ScanCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let adapter = try adapterOption.resolve()
-            let trap = InterruptTrap()
+            let stop = IngestStop()
+            let trap = SignalTrap(raising: stop)
+            defer { trap.cancel() }
+            let (wake, hook) = stop.transportSignal()
+            defer { hook.cancel() }
             let scanner = try HCIScanner(adapter: adapter)
             var table = ScanTable()
             let live = !json && stdoutIsTerminal
             var drawnLines = 0
             var lastDraw = 0.0
-            try scanner.scan(for: timeout, until: trap.stop) { report in
+            try scanner.scan(for: timeout, until: wake) { report in
                 guard let change = table.add(report, at: Date()) else { return }
                 let device = table.devices[change.index]
                 guard all || device.data.isHeartRateSensor() else { return }
@@ -79,7 +84,7 @@ struct ScanCommand: ParsableCommand {
             }
             if rows.isEmpty {
                 let what = all ? "No Bluetooth LE device" : "No heart-rate strap"
-                throw CLIFailure("\(what) was heard on \(adapter.name) within \(trap.stop.isTriggered ? "the scan" : "\(formatSeconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
+                throw CLIFailure("\(what) was heard on \(adapter.name) within \(stop.isRaised ? "the scan" : "\(formatSeconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
             }
         }
     }

@@ -1,17 +1,19 @@
 import Foundation
 import GATT
+import HealthGateTesting
 import HealthModel
 import HealthStore
 import Simulators
 import Testing
 @testable import BluetoothLinux
+@testable import Gateway
 
 @Suite("pair: read and remember (simulated strap over a socket pair, real SQLite)")
 struct PairingTests {
     static let target = StrapTarget(address: BluetoothAddress("F0:F1:F2:F3:F4:F5")!, addressType: .random)
 
     @Test func remembersTheStrapUnderItsFriendlyName() async throws {
-        let store = try LiveSessionTests.tempStore()
+        let store = try StrapSessionTests.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
         let when = Date(timeIntervalSince1970: 1_800_000_000)
         let r = try await Pairing.pair(Self.target, connector: { _, _ in try strap.connectSocketPair() }, alias: "chest",
@@ -38,7 +40,7 @@ struct PairingTests {
     }
 
     @Test func pairingAgainKeepsTheNameAndUpdatesTheRest() async throws {
-        let store = try LiveSessionTests.tempStore()
+        let store = try StrapSessionTests.tempStore()
         var config = SimulatedStrapConfiguration()
         let first = SimulatedPeripheral.heartRateStrap(config)
         _ = try await Pairing.pair(Self.target, connector: { _, _ in try first.connectSocketPair() }, alias: "chest",
@@ -56,7 +58,7 @@ struct PairingTests {
     }
 
     @Test func aDeviceThatIsNotAStrapIsNotRemembered() async throws {
-        let store = try LiveSessionTests.tempStore()
+        let store = try StrapSessionTests.tempStore()
         let lamp = SimulatedPeripheral(services: [SimulatedService(0x180F, [SimulatedCharacteristic(0x2A19, properties: [.read], value: [5])])])
         let e = await #expect(throws: BluetoothError.self) {
             try await Pairing.pair(Self.target, connector: { _, _ in try lamp.connectSocketPair() }, alias: "lamp",

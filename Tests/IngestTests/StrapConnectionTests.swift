@@ -1,15 +1,17 @@
 import GATT
+import HealthGateTesting
 import HealthModel
 import Simulators
 import Testing
 @testable import BluetoothLinux
+@testable import Gateway
 
 @Suite("Strap connection: discovery, information, control point (simulated strap over a socket pair)")
 struct StrapConnectionTests {
     static let target = StrapTarget(address: BluetoothAddress("C4:7C:8D:6A:1F:02")!, addressType: .random, name: "chest")
 
     static func open(_ strap: SimulatedPeripheral) async throws -> StrapConnection {
-        try await StrapConnection.open(target, bearer: try strap.connectSocketPair(), transactionTimeout: .seconds(5))
+        try await StrapConnection.open(target.description, bearer: try strap.connectSocketPair(), transactionTimeout: .seconds(5))
     }
 
     @Test func readsInformationFromTheCompactLayout() async throws {
@@ -27,7 +29,7 @@ struct StrapConnectionTests {
         #expect(info.battery == 87)
         #expect(info.hasControlPoint)
         #expect(info.batteryNotifies)
-        let device = info.device(for: Self.target)
+        let device = info.device(localIdentifier: Self.target.localIdentifier, fallbackName: Self.target.name)
         #expect(device.localIdentifier == "C4:7C:8D:6A:1F:02")
         #expect(device.name == "HealthGate Sim HR")
         #expect(device.firmwareVersion == "2.3.4")

@@ -1,34 +1,44 @@
 import Capture
 import Foundation
+import HealthGateTesting
 import HealthModel
+import Logging
 import Simulators
 import Testing
 @testable import BluetoothLinux
+@testable import Gateway
 
 @Suite("record: raw notifications in the capture format (simulated strap over a socket pair)")
-struct CaptureRecorderTests {
+struct StrapRecordingTests {
+    /// Runs a recording of the chest strap (a simulated one) on a thread of its own.
+    static func start(_ strap: SimulatedPeripheral, path: String, maxNotifications: Int, events: SessionEvents)
+        throws -> (StrapRecording, Task<Int, any Error>) {
+        let recording = try StrapRecording(straps: StrapSessionTests.straps([StrapSessionTests.chest], [StrapSessionTests.chest.address: strap]),
+                                           writer: try CaptureFileWriter(path: path), policy: StrapSessionTests.fast,
+                                           maxNotifications: maxNotifications, transactionTimeout: .seconds(5),
+                                           logger: Logger(label: "test")) { events.append($0) }
+        // A watchdog: a broken test fails instead of hanging on a count that is never reached.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { recording.stop() }
+        return (recording, Task { try await offThread { try recording.run(trapsSignals: false) } })
+    }
+
     static func tempPath() -> String { NSTemporaryDirectory() + "healthgate-capture-\(UUID().uuidString).jsonl" }
 
     @Test func writesHeaderAndOneLinePerNotificationAcrossAReconnect() async throws {
         let path = Self.tempPath()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let stop = StopSignal()
-        let events = Collector<StrapEvent>()
+        let events = SessionEvents()
         let payloads: [[UInt8]] = [[0x16, 72, 0x10, 0x04], [0x16], [0x19, 0x48, 0x00, 0x0A, 0x00], [0x06, 70]]
-        let recorder = CaptureRecorder(targets: [LiveSessionTests.chest], connector: { _, _ in try strap.connectSocketPair() },
-                                       policy: LiveSessionTests.fast, stop: stop, writer: try CaptureFileWriter(path: path),
-                                       maxNotifications: payloads.count, transactionTimeout: .seconds(5)) { events.append($0) }
-        Thread { if !stop.wait(seconds: 30) { stop.trigger() } }.start()  // watchdog: fail, never hang
-        let task = Task { try await recorder.run() }
+        let (_, task) = try Self.start(strap, path: path, maxNotifications: payloads.count, events: events)
         func connections() -> Int { events.all.filter { if case .connected = $0 { true } else { false } }.count }
         #expect(await eventually { connections() == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         strap.notifyHeartRate(payloads[0])
         strap.notifyHeartRate(payloads[1])
-        #expect(await eventually { events.all.filter { if case .heartRate = $0 { true } else { false } }.count == 2 })
+        #expect(await eventually { events.all.filter { if case .reading = $0 { true } else { false } }.count == 2 })
         strap.disconnect()
         #expect(await eventually { connections() == 2 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         strap.notifyHeartRate(payloads[2])
         strap.notifyHeartRate(payloads[3])
         let n = try await task.value
@@ -66,12 +76,7 @@ struct CaptureRecorderTests {
     @Test func theCaptureReadsBackWithTheCaptureModule() async throws {
         let path = Self.tempPath()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let stop = StopSignal()
-        let recorder = CaptureRecorder(targets: [LiveSessionTests.chest], connector: { _, _ in try strap.connectSocketPair() },
-                                       policy: LiveSessionTests.fast, stop: stop, writer: try CaptureFileWriter(path: path),
-                                       maxNotifications: 2, transactionTimeout: .seconds(5)) { _ in }
-        Thread { if !stop.wait(seconds: 30) { stop.trigger() } }.start()  // watchdog: fail, never hang
-        let task = Task { try await recorder.run() }
+        let (_, task) = try Self.start(strap, path: path, maxNotifications: 2, events: SessionEvents())
         #expect(await eventually { strap.notifyHeartRate([0x16, 0x48, 0x00, 0x04]) })
         strap.notifyHeartRate([0x06, 0x49])
         _ = try await task.value

@@ -1,4 +1,6 @@
+import BluetoothLinux
 import Foundation
+import GATT
 import HealthModel
 import HealthStore
 
@@ -16,28 +18,29 @@ public struct PairResult: Sendable {
     public var security: (level: UInt8, keySize: UInt8)?
 }
 
-/// `pair`'s engine: connect, discover, read location / Device Information / battery / name,
-/// and remember the strap in the store's device registry under a friendly name.
+/// `pair`'s engine: connect (the one strap setup, ``StrapConnection``), read location / Device
+/// Information / battery / name, and remember the strap in the store's device registry under a
+/// friendly name.
 public enum Pairing {
     /// Pairs with `target`.
     /// - Parameters:
     ///   - alias: the friendly name (`--name`); `nil` keeps an existing one.
     ///   - store: the registry to remember the strap in; `nil` only reads.
-    /// - Throws: ``BluetoothError`` (connect, permissions, not a strap), ``GATTError``
-    ///   (link lost during discovery), ``StoreError``.
+    /// - Throws: ``BluetoothLinux/BluetoothError`` (connect, permissions, not a strap),
+    ///   ``GATT/GATTError`` (link lost during discovery), ``HealthStore/StoreError``.
     public static func pair(_ target: StrapTarget, connector: @escaping StrapConnector, alias: String?, store: HealthStore?,
-                            stop: StopSignal = StopSignal(), transactionTimeout: Duration = .seconds(30),
+                            stop: IngestStop = IngestStop(), transactionTimeout: Duration = .seconds(30),
                             now: Date = Date()) async throws -> PairResult {
         let connection = try await StrapConnection.connect(target, connector: connector, stop: stop,
                                                           transactionTimeout: transactionTimeout)
         defer { connection.close() }
-        let security = connection.kernelSocket.flatMap { try? $0.security() }
+        let security = (connection.client.bearer as? L2CAPSocket).flatMap { try? $0.security() }
         let info = try await connection.readInfo()
-        let device = info.device(for: target, advertisedName: target.name)
+        let device = info.device(localIdentifier: target.localIdentifier, fallbackName: target.name)
         if let store {
             try store.upsertDevice(DeviceRecord(
                 device: device, kind: .ble, address: target.address.description, addressType: target.addressType.rawValue,
-                alias: alias, lastSeen: now, battery: info.battery.map { Int($0) }, sensorLocation: info.sensorLocation))
+                alias: alias, lastSeen: now, battery: info.battery, sensorLocation: info.sensorLocation))
         }
         return PairResult(target: target, info: info, device: device, alias: alias, security: security)
     }

@@ -1,16 +1,24 @@
 import Foundation
 import GATT
+import HealthGateTesting
 import HealthModel
 import HealthStore
 import HeartRateProfile
-import Simulators
+import Logging
 import Synchronization
+import Simulators
 import Testing
 @testable import BluetoothLinux
+@testable import Gateway
+@testable import Ingest
 
+/// `live`'s strap path (``StrapSession``: straps as ``StrapSource``s into the ingest pipeline,
+/// taps for the front-end): samples, batching, reconnect, two straps — simulated straps over
+/// socket pairs, real SQLite. (Formerly `LiveSessionTests` of the separate `LiveSession` engine:
+/// the same assertions, on the one path.)
 @Suite("live: samples, batching, reconnect, two straps (simulated straps over socket pairs, real SQLite)")
-struct LiveSessionTests {
-    static let fast = ReconnectPolicy(initialPause: 0.01, maximumPause: 0.05)
+struct StrapSessionTests {
+    static let fast = ReconnectPolicy(initialPause: .milliseconds(10), maximumPause: .milliseconds(50))
     static let chest = StrapTarget(address: BluetoothAddress("F0:F1:F2:F3:F4:F5")!, addressType: .random, name: "chest")
     static let arm = StrapTarget(address: BluetoothAddress("C0:11:22:33:44:55")!, addressType: .random, name: "arm")
 
@@ -19,33 +27,39 @@ struct LiveSessionTests {
         return try HealthStore(path: dir + "/health.sqlite")
     }
 
-    /// Routes each target to its own simulated strap.
-    static func connector(_ straps: [BluetoothAddress: SimulatedPeripheral]) -> StrapConnector {
-        { target, _ in
-            guard let s = straps[target.address] else { throw BluetoothError(errno: EHOSTDOWN, during: .connect(target.address, timeoutSeconds: 1)) }
-            return try s.connectSocketPair()
+    /// Each target as a session strap reaching its own simulated strap.
+    static func straps(_ targets: [StrapTarget], _ peers: [BluetoothAddress: SimulatedPeripheral]) -> [StrapSession.Strap] {
+        targets.map { t in
+            let connector: StrapConnector = { target, _ in
+                guard let s = peers[target.address] else { throw BluetoothError(errno: EHOSTDOWN, during: .connect(target.address, timeoutSeconds: 1)) }
+                return try s.connectSocketPair()
+            }
+            return StrapSession.Strap(name: t.description, localIdentifier: t.localIdentifier, address: t.address.description,
+                                      addressType: t.addressType.rawValue, connect: kernelStrapConnect(t, connector: connector))
         }
     }
 
-    /// Runs a session in the background; returns it with its task and its events.
-    static func start(_ targets: [StrapTarget], _ straps: [BluetoothAddress: SimulatedPeripheral], storage: (any LiveStorage)?,
-                      flushInterval: Double = 3600, maxNotifications: Int? = nil)
-        -> (StopSignal, Task<LiveSummary, any Error>, Collector<LiveEvent>) {
-        let stop = StopSignal()
-        let events = Collector<LiveEvent>()
-        let session = LiveSession(targets: targets, connector: connector(straps), policy: fast, stop: stop, storage: storage,
-                                  flushInterval: flushInterval, maxNotifications: maxNotifications,
-                                  transactionTimeout: .seconds(5)) { events.append($0) }
+    /// Runs a session on a thread of its own; returns its stop, its outcome and its events.
+    static func start(_ targets: [StrapTarget], _ peers: [BluetoothAddress: SimulatedPeripheral], store: HealthStore?,
+                      sink: (any SampleSink)? = nil, flushInterval: Double = 60, maxNotifications: Int? = nil)
+        -> (@Sendable () -> Void, Task<StrapSessionSummary, any Error>, SessionEvents) {
+        let events = SessionEvents()
+        var config = IngestConfiguration(flushInterval: .milliseconds(Int(flushInterval * 1000)))
+        config.retryInterval = .milliseconds(20)
+        let session = try! StrapSession(straps: straps(targets, peers), store: store, sink: sink, configuration: config, policy: fast,
+                                        maxNotifications: maxNotifications, transactionTimeout: .seconds(5),
+                                        logger: Logger(label: "test")) { events.append($0) }
         // A watchdog: a broken test fails instead of hanging on a count that is never reached.
-        Thread { if !stop.wait(seconds: 30) { stop.trigger() } }.start()
-        return (stop, Task { try await session.run() }, events)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
+        let task = Task { try await offThread { try session.run(trapsSignals: false) } }
+        return ({ session.stop() }, task, events)
     }
 
-    static func connections(_ e: Collector<LiveEvent>, _ t: StrapTarget) -> Int {
-        e.all.reduce(0) { n, ev in if case .connected(let x, _, _) = ev, x == t { n + 1 } else { n } }
+    static func connections(_ e: SessionEvents, _ t: StrapTarget, in targets: [StrapTarget] = [chest, arm]) -> Int {
+        e.all.reduce(0) { n, ev in if case .connected(let k, _) = ev, targets[k] == t { n + 1 } else { n } }
     }
 
-    static func readings(_ e: Collector<LiveEvent>) -> [LiveReading] {
+    static func readings(_ e: SessionEvents) -> [StrapReading] {
         e.all.compactMap { if case .reading(let r) = $0 { r } else { nil } }
     }
 
@@ -53,10 +67,10 @@ struct LiveSessionTests {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
         let payloads: [[UInt8]] = (0..<20).map { i in [0x16, UInt8(60 + i), UInt8(0x00 + i), 0x04, 0x10, 0x04] }  // 2 RR each
-        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: store,
                                            maxNotifications: payloads.count)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         for p in payloads { strap.notifyHeartRate(p) }
         let summary = try await task.value
 
@@ -82,13 +96,13 @@ struct LiveSessionTests {
     @Test func batchesAreCommittedPeriodicallyNotPerNotification() async throws {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: store,
                                               flushInterval: 0.05)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         for i in 0..<50 { strap.notifyHeartRate([0x06, UInt8(100 + i)]) }
         #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 50 })  // stored while running
-        stop.trigger()
+        stop()
         let summary = try await task.value
         #expect(summary.samplesStored == 50)
         #expect(summary.batches >= 1)
@@ -98,17 +112,17 @@ struct LiveSessionTests {
     @Test func reconnectMarksTheGapAndLosesNothing() async throws {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store))
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: store)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         for i in 0..<3 { strap.notifyHeartRate([0x10, UInt8(70 + i), 0x00, 0x04]) }
         #expect(await eventually { Self.readings(events).count == 3 })
         strap.disconnect()
         #expect(await eventually { Self.connections(events, Self.chest) == 2 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         for i in 0..<2 { strap.notifyHeartRate([0x10, UInt8(80 + i), 0x00, 0x04]) }
         #expect(await eventually { Self.readings(events).count == 5 })
-        stop.trigger()
+        stop()
         let summary = try await task.value
 
         let samples = try store.samples(SampleQuery(type: .heartRate))
@@ -121,10 +135,10 @@ struct LiveSessionTests {
     @Test func energyDeltasBecomeActiveEnergySamples() async throws {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: store,
                                            maxNotifications: 3)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         strap.notifyHeartRate([0x08, 70, 10, 0])   // baseline 10 kJ
         strap.notifyHeartRate([0x00, 71])          // no energy field: nothing invented
         strap.notifyHeartRate([0x08, 72, 16, 0])   // +6 kJ
@@ -138,19 +152,19 @@ struct LiveSessionTests {
     @Test func energySpentDuringALinkLossIsNotLost() async throws {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store))
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: store)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         strap.notifyHeartRate([0x08, 70, 96, 0])    // 96 kJ
         strap.notifyHeartRate([0x08, 70, 100, 0])   // +4
         #expect(await eventually { Self.readings(events).count == 2 })
         strap.disconnect()
         #expect(await eventually { Self.connections(events, Self.chest) == 2 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         strap.notifyHeartRate([0x08, 71, 120, 0])   // +20, spent while the link was down
         strap.notifyHeartRate([0x08, 72, 132, 0])   // +12
         #expect(await eventually { Self.readings(events).count == 4 })
-        stop.trigger()
+        stop()
         _ = try await task.value
         let energy = try store.samples(SampleQuery(type: .activeEnergyBurned))
         #expect(energy.map(\.canonicalValue) == [4, 20, 12])
@@ -160,10 +174,10 @@ struct LiveSessionTests {
     @Test func rejectedPayloadsAreCountedNotStored() async throws {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: HealthStoreLiveStorage(store),
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: store,
                                            maxNotifications: 4)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         for p: [UInt8] in [[], [0x16], [0x01, 0x48], [0x06, 65]] { strap.notifyHeartRate(p) }
         let summary = try await task.value
         #expect(summary.straps[0].rejected == 3)
@@ -175,9 +189,9 @@ struct LiveSessionTests {
 
     @Test func noStoreShowsButDoesNotSave() async throws {
         let strap = SimulatedPeripheral.heartRateStrap()
-        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: nil, maxNotifications: 2)
+        let (_, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: nil, maxNotifications: 2)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         strap.notifyHeartRate([0x06, 61])
         strap.notifyHeartRate([0x06, 62])
         let summary = try await task.value
@@ -192,16 +206,16 @@ struct LiveSessionTests {
         armConfig.bodySensorLocation = 2  // wrist
         let chestStrap = SimulatedPeripheral.heartRateStrap(), armStrap = SimulatedPeripheral.heartRateStrap(armConfig)
         let (stop, task, events) = Self.start([Self.chest, Self.arm], [Self.chest.address: chestStrap, Self.arm.address: armStrap],
-                                              storage: HealthStoreLiveStorage(store))
+                                              store: store)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 && Self.connections(events, Self.arm) == 1 })
-        #expect(await subscribed(chestStrap))
-        #expect(await subscribed(armStrap))
+        #expect(await strapSubscribed(chestStrap))
+        #expect(await strapSubscribed(armStrap))
         for i in 0..<5 {
             chestStrap.notifyHeartRate([0x06, UInt8(120 + i)])
             armStrap.notifyHeartRate([0x06, UInt8(90 + i)])
         }
         #expect(await eventually { Self.readings(events).count == 10 })
-        stop.trigger()
+        stop()
         _ = try await task.value
         let chest = try store.samples(SampleQuery(type: .heartRate, device: "F0:F1:F2:F3:F4:F5"))
         let arm = try store.samples(SampleQuery(type: .heartRate, device: "C0:11:22:33:44:55"))
@@ -210,34 +224,45 @@ struct LiveSessionTests {
         #expect(arm.allSatisfy { $0.metadata.heartRateSensorLocation == .wrist && $0.device?.name == "Arm HR" })
     }
 
-    /// A store that fails its first saves, as a full disk would, then recovers.
-    final class FlakyStorage: LiveStorage {
-        let inner: HealthStoreLiveStorage
+    /// A sink that fails its first writes, as a full disk would, then writes to the store.
+    final class FlakySink: SampleSink, @unchecked Sendable {
+        let inner: StoreSink
         let failuresLeft = Atomic<Int>(2)
-        init(_ s: HealthStore) { inner = HealthStoreLiveStorage(s) }
-        func save(_ samples: [QuantitySample]) throws {
+        init(_ s: HealthStore) throws { inner = try StoreSink(store: s) }
+        func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
             if failuresLeft.subtract(1, ordering: .relaxed).oldValue > 0 {
-                throw BluetoothError(.system, "disk full (simulated).")
+                throw SinkError(.diskFull, "disk full (simulated)")
             }
-            try inner.save(samples)
+            try inner.write(records, slots: slots)
         }
-        func connected(_ t: StrapTarget, device: Device, info: StrapInfo, at: Date) throws { try inner.connected(t, device: device, info: info, at: at) }
-        func battery(_ t: StrapTarget, level: UInt8, at: Date) throws { try inner.battery(t, level: level, at: at) }
     }
 
     @Test func aFailingStoreKeepsTheBatchAndRetries() async throws {
         let store = try Self.tempStore()
         let strap = SimulatedPeripheral.heartRateStrap()
-        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], storage: FlakyStorage(store),
+        let (stop, task, events) = Self.start([Self.chest], [Self.chest.address: strap], store: store, sink: try FlakySink(store),
                                               flushInterval: 0.02)
         #expect(await eventually { Self.connections(events, Self.chest) == 1 })
-        #expect(await subscribed(strap))
+        #expect(await strapSubscribed(strap))
         for i in 0..<10 { strap.notifyHeartRate([0x06, UInt8(50 + i)]) }
         #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 10 })
-        stop.trigger()
+        stop()
         let summary = try await task.value
         #expect(summary.unsaved == 0)
         #expect(try store.samples(SampleQuery(type: .heartRate)).map { Int($0.canonicalValue) } == Array(50..<60))
         #expect(events.all.contains { if case .storeFailed = $0 { true } else { false } })
     }
+}
+
+/// Collects a session's events from any thread.
+final class SessionEvents: Sendable {
+    private let items = Mutex<[StrapSession.Event]>([])
+    func append(_ x: StrapSession.Event) { items.withLock { $0.append(x) } }
+    var all: [StrapSession.Event] { items.withLock { $0 } }
+}
+
+/// True once the client has enabled Heart Rate Measurement notifications on `strap`'s current
+/// connection (its CCCD reads 0x0001; the simulated strap resets it on every new connection).
+func strapSubscribed(_ strap: SimulatedPeripheral) async -> Bool {
+    await eventually { strap.cccdHandle(of: 0x2A37).flatMap { strap.value(at: $0) } == [0x01, 0x00] }
 }

@@ -1,5 +1,11 @@
 import Foundation
 import HealthModel
+import HeartRateProfile
+
+// A reference model for the differential tests of the one strap mapper: `live`'s former
+// `HeartRateSampleBuilder` (QuantitySamples, arrays, two-pass SDNN), kept only here as an
+// independent, obviously-correct statement of the same rules. The product maps with
+// `HeartRateRecordMapper` alone.
 
 /// Turns one strap's Heart Rate Measurement notifications into samples.
 ///
@@ -29,56 +35,56 @@ import HealthModel
 ///   starts a new window: SDNN over a series with missing beats would be wrong.
 ///
 /// A value type: one builder per strap connection sequence, used from one task at a time.
-public struct HeartRateSampleBuilder: Sendable {
+struct HeartRateSampleBuilder: Sendable {
     /// What the builder skipped or noticed, for logs and summaries.
-    public struct Counters: Sendable, Hashable {
-        public var heartRateSamples = 0
-        public var energySamples = 0
+    struct Counters: Sendable, Hashable {
+        var heartRateSamples = 0
+        var energySamples = 0
         /// Notifications with bpm 0 (no sample made).
-        public var zeroBPMSkipped = 0
+        var zeroBPMSkipped = 0
         /// Notifications whose bpm is outside heart rate's plausible range (no sample made).
-        public var implausibleSkipped = 0
+        var implausibleSkipped = 0
         /// Notifications marked truncated by the decoder (their valid prefix was used).
-        public var truncated = 0
+        var truncated = 0
         /// RR values dropped: invalid ones (0, 0xFFFF) and older ones that could not be placed.
-        public var rrDiscarded = 0
+        var rrDiscarded = 0
         /// Times `precededByGap` was set.
-        public var rrGaps = 0
+        var rrGaps = 0
         /// Energy Expended went down (the strap's counter was reset).
-        public var energyResets = 0
+        var energyResets = 0
         /// Energy readings at 0xFFFF.
-        public var energySaturated = 0
-        public init() {}
+        var energySaturated = 0
+        init() {}
     }
 
     /// The samples one notification produced.
-    public struct Output: Sendable {
+    struct Output: Sendable {
         /// The heart-rate sample (nil for bpm 0).
-        public var heartRate: QuantitySample?
+        var heartRate: QuantitySample?
         /// An energy sample when Energy Expended advanced.
-        public var energy: QuantitySample?
+        var energy: QuantitySample?
         /// An SDNN sample when a gap-free window of RR intervals completed.
-        public var sdnn: QuantitySample?
+        var sdnn: QuantitySample?
         /// All of them, in order, without nils.
-        public var samples: [QuantitySample] { [heartRate, energy, sdnn].compactMap { $0 } }
+        var samples: [QuantitySample] { [heartRate, energy, sdnn].compactMap { $0 } }
     }
 
     /// The source HealthGate's BLE path writes as.
-    public static let bleSource = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
+    static let bleSource = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
     /// Metadata key set to 1 on samples from a truncated payload (``Metadata/payloadTruncatedKey``).
-    public static let truncatedKey = Metadata.payloadTruncatedKey
+    static let truncatedKey = Metadata.payloadTruncatedKey
     /// Metadata key set to 1 on an energy sample whose end reading was saturated (0xFFFF): the
     /// true value may be larger (``Metadata/energySaturatedKey``).
-    public static let energySaturatedKey = Metadata.energySaturatedKey
+    static let energySaturatedKey = Metadata.energySaturatedKey
 
-    public var source: Source
-    public var device: Device?
-    public var sensorLocation: HeartRateSensorLocation?
+    var source: Source
+    var device: Device?
+    var sensorLocation: HeartRateSensorLocation?
     /// The RR span after which an SDNN sample is made; nil turns SDNN off.
-    public var sdnnWindow: Duration? = .seconds(60)
-    public private(set) var counters = Counters()
+    var sdnnWindow: Duration? = .seconds(60)
+    private(set) var counters = Counters()
     /// True once Energy Expended sits at 0xFFFF: write ``HeartRateControlPoint/resetEnergyExpended``.
-    public private(set) var energyNeedsReset = false
+    private(set) var energyNeedsReset = false
 
     private var lastEnergy: (kJ: UInt16, at: Date)?
     private var gapPending = true
@@ -89,7 +95,7 @@ public struct HeartRateSampleBuilder: Sendable {
     private var windowLast: Date?
 
     /// A builder for one strap.
-    public init(source: Source = HeartRateSampleBuilder.bleSource, device: Device?, sensorLocation: HeartRateSensorLocation?) {
+    init(source: Source = HeartRateSampleBuilder.bleSource, device: Device?, sensorLocation: HeartRateSensorLocation?) {
         self.source = source
         self.device = device
         self.sensorLocation = sensorLocation
@@ -97,7 +103,7 @@ public struct HeartRateSampleBuilder: Sendable {
 
     /// Call on every (re)connection: the next RR is preceded by a gap and energy starts a new
     /// baseline (what happened while disconnected is unknown).
-    public mutating func connectionStarted() {
+    mutating func connectionStarted() {
         connectionStarted(energyContinues: false)
     }
 
@@ -106,7 +112,7 @@ public struct HeartRateSampleBuilder: Sendable {
     /// counting while the link is down, so the first reading after a reconnect yields one
     /// `activeEnergyBurned` sample spanning the outage (a lower value still reads as a reset).
     /// `live` uses it so a link loss loses no energy; RR still gets its gap mark.
-    public mutating func connectionStarted(energyContinues: Bool) {
+    mutating func connectionStarted(energyContinues: Bool) {
         gapPending = true
         windowStart = nil
         if !energyContinues { lastEnergy = nil }
@@ -140,7 +146,7 @@ public struct HeartRateSampleBuilder: Sendable {
     /// Maps one decoded notification received at `receivedAt`.
     /// - Throws: ``HealthModelError`` only if a sample fails validation (not expected for
     ///   decoded values).
-    public mutating func add(_ m: HeartRateMeasurement, receivedAt: Date) throws -> Output {
+    mutating func add(_ m: HeartRateMeasurement, receivedAt: Date) throws -> Output {
         var out = Output()
         if m.truncated { counters.truncated += 1 }
 
@@ -218,29 +224,5 @@ public struct HeartRateSampleBuilder: Sendable {
             energyNeedsReset = kj == 0xFFFF
         }
         return out
-    }
-}
-
-/// What one Energy Expended reading adds to the previous one of the same connection sequence:
-/// the delta when the cumulative value grew; the new value when it went down (the strap was
-/// reset within the interval, so that much was spent since); nothing while it stays saturated
-/// at 0xFFFF. The one rule both ``HeartRateSampleBuilder`` and the daemon's allocation-free
-/// record path apply.
-public struct EnergyExpendedStep: Sendable, Hashable {
-    /// kJ spent between the two readings.
-    public let kilojoules: UInt16
-    /// The value went down: the strap's counter was reset in between.
-    public let wasReset: Bool
-
-    /// The step from reading `last` to reading `now` (both cumulative kJ).
-    @inlinable
-    public init(from last: UInt16, to now: UInt16) {
-        if last == 0xFFFF && now == 0xFFFF {
-            kilojoules = 0; wasReset = false   // saturated: no information until the strap is reset
-        } else if now >= last {
-            kilojoules = now - last; wasReset = false
-        } else {
-            kilojoules = now; wasReset = true
-        }
     }
 }

@@ -1,0 +1,79 @@
+import BluetoothLinux
+import Foundation
+import GATT
+import HealthModel
+import HealthStore
+import Ingest
+import Logging
+import Synchronization
+
+/// The daemon's composition root (`healthgate run`): the configuration becomes sources — each
+/// `[[strap]]` a ``StrapSource`` over the kernel's L2CAP socket or a Unix socket, each
+/// `[[pedometer]]` rule a ``PedometerWatcher`` starting pedometer sources as they appear — feeding
+/// one pipeline into the store, run by a ``GatewayRuntime`` until SIGTERM/SIGINT; the device
+/// registry (``StrapRegistry``) and the journal (``StrapEventLog``) hear every strap event.
+public final class GatewayDaemon: Sendable {
+    /// The runtime (pipeline, runner, signals, systemd).
+    public let runtime: GatewayRuntime
+    /// The configured strap sources.
+    public let straps: [StrapSource]
+    private let watcher: PedometerWatcher
+    private let config: GatewayConfig
+
+    /// Builds the daemon for `config` over `store`; straps with an address connect through
+    /// `adapter` (nil: the kernel's choice). A strap's address type is the file's, else the one
+    /// `pair` remembered, else a guess from the address.
+    /// - Throws: ``HealthStore/StoreError`` (the registry could not be read), ``Ingest/IngestError``.
+    public init(config: GatewayConfig, store: HealthStore, adapter: Adapter?, logger: Logger) throws {
+        self.config = config
+        runtime = try GatewayRuntime(store: store, configuration: config.ingest, durability: config.durability,
+                                     policy: config.reconnect, logger: logger)
+        let registry = StrapRegistry(store: store, logger: logger)
+        let eventLog = StrapEventLog(logger: logger)
+        let connector = kernelConnector(adapter: adapter)
+        var straps: [StrapSource] = []
+        for s in config.straps {
+            if let path = s.socket {
+                // The strap's ATT channel over a Unix socket (a proxy, a remote radio,
+                // `healthgate simulate`): the same client, reconnects and re-subscription.
+                let (local, name) = ("socket:\(path)", "strap \(s.name ?? path)")
+                straps.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
+                    eventLog.log(e, strap: name)
+                    registry.record(e, localIdentifier: local, alias: s.name)
+                }) { _ in
+                    try SocketATTBearer.connect(unixSocket: path)
+                })
+                continue
+            }
+            guard let text = s.address, let address = BluetoothAddress(text) else { continue }
+            let known = try store.device(address: address.description)
+            let type = s.addressType.flatMap(AddressType.init(rawValue:)) ?? known?.addressType.flatMap(AddressType.init(rawValue:))
+                ?? StrapTarget.guessAddressType(address)
+            let target = StrapTarget(address: address, addressType: type, name: s.name ?? known?.alias ?? known?.device.name)
+            let (local, name) = (target.localIdentifier, "strap \(target)")
+            straps.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
+                eventLog.log(e, strap: name)
+                registry.record(e, localIdentifier: local, address: address.description, addressType: type.rawValue, alias: s.name)
+            }, connect: kernelStrapConnect(target, connector: connector)))
+        }
+        self.straps = straps
+        watcher = PedometerWatcher(rules: config.pedometers, runner: runtime.runner, logger: logger)
+    }
+
+    /// Runs until SIGTERM/SIGINT, then stops the sources, drains, commits and returns the final
+    /// counters. The status line starts with what `devices` says ("9/10 straps subscribed,
+    /// 4 pedometer(s) open"). Blocks: call it from a thread of its own (``GatewayRuntime/run``).
+    public func run() throws -> IngestStats {
+        let stats = straps.map(\.stats)
+        let (watcher, pedometerRules) = (self.watcher, config.pedometers.count)
+        return try runtime.run(sources: straps, statusInterval: .seconds(config.statusInterval), started: { watcher.start() },
+                               devices: {
+            var parts: [String] = []
+            if !stats.isEmpty {
+                parts.append("\(stats.filter { $0.subscribed.load(ordering: .relaxed) }.count)/\(stats.count) straps subscribed")
+            }
+            if pedometerRules > 0 { parts.append("\(watcher.openCount) pedometer(s) open") }
+            return parts.joined(separator: ", ")
+        })
+    }
+}
