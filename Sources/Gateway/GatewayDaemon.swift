@@ -57,7 +57,7 @@ public final class GatewayDaemon: Sendable {
             }, connect: kernelStrapConnect(target, connector: connector)))
         }
         self.straps = straps
-        watcher = PedometerWatcher(rules: config.pedometers, runner: runtime.runner, logger: logger)
+        watcher = PedometerWatcher(rules: config.pedometers, runner: runtime.runner, logger: logger, store: store)
     }
 
     /// Runs until SIGTERM/SIGINT, then stops the sources, drains, commits and returns the final
