@@ -201,6 +201,33 @@ import Testing
         #expect(devices.first?.kind == .serial && devices.first?.address == pty.path)
     }
 
+    /// `--reopen`: the hot-plug watcher opens the device again when it comes back (here a link
+    /// that points at a new pty, as /dev/healthgate/pedometer-SERIAL would), and the count goes on.
+    @Test(.enabled(if: WatchCommandTests.binary != nil))
+    func reopenPicksTheDeviceUpAgainAndContinuesTheCount() throws {
+        let db = tempDB()
+        let link = (db as NSString).deletingLastPathComponent + "/pedometer"
+        let first = try PtyPeer()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: first.path)
+        let watch = try Watch([link, "--reopen", "--db", db, "--id", "RE"])
+        #expect(watch.waitForOpen(first.path))
+        for (i, c) in [50, 54, 60].enumerated() { first.send("{\"steps\":\(c),\"seq\":\(i + 1)}\n") }
+        #expect(watch.wait(until: lineSeen("{\"steps\":60,\"seq\":3}")))
+        first.unplug()
+        #expect(watch.wait { events in events.contains { $0["event"] as? String == "unplugged" } })
+        let second = try PtyPeer()
+        defer { withExtendedLifetime(second) {} }
+        try FileManager.default.removeItem(atPath: link)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: second.path)
+        #expect(watch.waitForOpen(second.path))
+        second.send("{\"steps\":71,\"seq\":4}\n")
+        #expect(watch.wait(until: lineSeen("{\"steps\":71,\"seq\":4}")))
+        watch.process.terminate()
+        #expect(watch.finish() == 0)
+        #expect(try storedSteps(db) == 21)
+        #expect(watch.count("summary") == 2)
+    }
+
     @Test(.enabled(if: WatchCommandTests.binary != nil))
     func missingDeviceExitsUnavailable() throws {
         let watch = try Watch(["/dev/healthgate-missing-tty", "--no-store"])

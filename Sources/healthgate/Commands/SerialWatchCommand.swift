@@ -172,6 +172,7 @@ private final class SerialWatchFrontEnd: @unchecked Sendable {
         let printer = LinkPrinter(json: command.json, device: id)
         let tally = Mutex((accepted: 0, rejected: [String: Int](), samples: 0, steps: UInt64(0)))
         let (json, auto, stored, formatText, baud) = (command.json, command.auto, store != nil, "\(rule?.format ?? .auto)", rule?.baud ?? 115_200)
+        let reopen = command.reopen
         return { event in
             switch event {
             case .openFailed(let error):
@@ -206,6 +207,7 @@ private final class SerialWatchFrontEnd: @unchecked Sendable {
                 } else {
                     Console.note("\(id): \(t.accepted) line(s) accepted, rejected: \(rej); \(t.samples) sample(s), \(t.steps) step(s)\(stored ? " stored" : " (not stored)")")
                 }
+                if reopen, gone != nil, !json { Console.note("waiting for \(path) to come back (Ctrl-C to stop)") }
             }
         }
     }
@@ -239,12 +241,13 @@ private final class SerialWatchFrontEnd: @unchecked Sendable {
                 tap(path: p, id: identity.id, rule: r, onOpen: onOpen)
             }
             watcher = w
-            w.start(interval: .milliseconds(200))
-            if !command.json { Console.note("waiting for \(path) (Ctrl-C to stop)") }
-            // The device must be there at the start: a missing or wrong path is an error, as without --reopen.
-            if w.scanOnce().isEmpty && firstOpen.withLock({ $0 }) == nil {
-                onOpen(.failure(SerialPortError.notFound(path)))
+            // The device must be there at the start: a missing path is an error, as without
+            // --reopen (one that is no tty fails its first open, which ends the command too).
+            guard FileManager.default.fileExists(atPath: path) else {
+                _ = pipeline.stop()
+                throw SerialPortError.notFound(path)
             }
+            w.start(interval: .milliseconds(200))
         } else {
             watcher = nil
             let registry = PedometerWatcher.registry(store: store, path: path, identity: identity, logger: logger)
