@@ -61,9 +61,17 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
-                "HeartRateProfile", "Capture", "CSQLite", "SerialPedometer", "Udev",
+                "HeartRateProfile", "Capture", "SerialPedometer", "Udev",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+
+        // The ingest benchmark (docs/performance.md): figures and ratios against baselines in one run.
+        .executableTarget(
+            name: "healthgate-bench",
+            dependencies: [
+                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "CSQLite",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // Tests: one target per module (Swift Testing, one file per feature).

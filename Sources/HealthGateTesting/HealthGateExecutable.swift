@@ -4,19 +4,23 @@ import Synchronization
 @preconcurrency import Glibc
 #endif
 
-/// The built `healthgate` executable, for tests that run the real command line as a child
-/// process, and a way to run it to completion.
+/// The built `healthgate` executable (or another of the package's executables, such as
+/// `healthgate-bench`), for tests that run the real command line as a child process, and a way
+/// to run it to completion.
 public enum HealthGateExecutable {
     /// The `healthgate` built beside the running test bundle (`.build/<triple>/debug/`), else
     /// `.build/debug/healthgate` in this package; nil when neither exists (build it first).
-    public static var url: URL? {
+    public static var url: URL? { url(named: "healthgate") }
+
+    /// The package's executable `name`, found as ``url`` finds `healthgate`.
+    public static func url(named name: String) -> URL? {
         let candidates = [
             URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("healthgate"),
-            Bundle.main.bundleURL.appendingPathComponent("healthgate"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("healthgate"),
+                .appendingPathComponent(name),
+            Bundle.main.bundleURL.appendingPathComponent(name),
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name),
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".build/debug/healthgate"),
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/" + name),
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
@@ -33,18 +37,21 @@ public enum HealthGateExecutable {
 
     /// The executable is missing.
     public struct NotBuilt: Error, CustomStringConvertible {
-        public var description: String { "the healthgate executable is not built: run `swift build` first" }
+        /// The executable's name.
+        public var name = "healthgate"
+        public var description: String { "the \(name) executable is not built: run `swift build` first" }
     }
 
-    /// Runs `healthgate arguments…` to completion: stdin from `stdin` (or /dev/null, never a
+    /// Runs `healthgate arguments…` (or the package's executable `executable`) to completion: stdin from `stdin` (or /dev/null, never a
     /// terminal), the environment of this process with `environment` added and `removing`
     /// removed, both output pipes read at once so a chatty child never blocks on a full pipe.
     /// Blocks the calling thread; from async tests call it off the cooperative pool. A child
     /// still running after `timeout` is killed with SIGKILL (status 9, and stderr says so), so a
     /// hanging command fails its test instead of hanging the run.
     public static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
-                           stdin: Data? = nil, timeout: Duration = .seconds(300)) throws -> Result {
-        guard let url else { throw NotBuilt() }
+                           stdin: Data? = nil, timeout: Duration = .seconds(300),
+                           executable: String = "healthgate") throws -> Result {
+        guard let url = url(named: executable) else { throw NotBuilt(name: executable) }
         let p = Process()
         p.executableURL = url
         p.arguments = arguments

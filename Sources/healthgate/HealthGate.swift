@@ -37,10 +37,9 @@ struct HealthGate: AsyncParsableCommand {
             SerialCommand.self,
             DecodeCommand.self,  // the decode group (blecore adds its subcommands to it)
 
-            // Ingestion daemon, demo, replay, bench (issue 6)
+            // Ingestion daemon, demo, replay (issue 6); the benchmark is `healthgate-bench`
             RunCommand.self,
             DemoCommand.self,
-            BenchCommand.self,
             ReplayCommand.self,
             SimulateCommand.self,
 
@@ -53,7 +52,7 @@ struct HealthGate: AsyncParsableCommand {
 
     /// Parses `arguments` (nil: the command line) and runs the command, as ArgumentParser's own
     /// `main` does, with one difference: synchronous commands (`run`, `demo`, `replay`,
-    /// `watch`, `serial watch`, `bench`, …) block their thread for as long as they run, so they
+    /// `watch`, `serial watch`, …) block their thread for as long as they run, so they
     /// get a thread of their own. On one of Swift concurrency's cooperative threads — as many
     /// as the machine has cores, one on a single-core board — they would starve the async
     /// work they start themselves (a strap's GATT setup in `run` and `demo` awaits on that

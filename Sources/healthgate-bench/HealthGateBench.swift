@@ -14,10 +14,12 @@ extension StoreSink.Durability: ExpressibleByArgument {}
 @preconcurrency import Glibc
 #endif
 
-/// `healthgate bench`: the ingest benchmarks, each with its baseline measured in the same run.
-struct BenchCommand: ParsableCommand {
+/// `healthgate-bench`: the ingest benchmarks, each with its baseline measured in the same run.
+/// An executable of its own, so the `healthgate` tool does not carry the benchmark's code.
+@main
+struct HealthGateBench: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
+        commandName: "healthgate-bench",
         abstract: "Measure the ingest hot path, end-to-end throughput against the raw SQLite ceiling and Python loggers, footprint and latency.",
         discussion: """
             Every ratio compares figures measured in this same run on this machine
@@ -36,15 +38,16 @@ struct BenchCommand: ParsableCommand {
                         scripts at FULL, group commit vs the scripts at NORMAL; the
                         ratio is the lower pair (goals >= 20x and >= 3x)
             footprint   peak RSS and CPU of a `healthgate run` child fed by 10
-                        simulated straps at 1 Hz and 4 pty pedometers
+                        simulated straps at 1 Hz and 4 pty pedometers (the
+                        healthgate built beside this executable, or --healthgate)
             latency     push -> observer (after commit), p50/p99, 250 ms flush
 
             Build with -c release for meaningful figures. With --json the last line
             is one JSON object.
 
             Examples:
-              swift build -c release && .build/release/healthgate bench --json
-              .build/release/healthgate bench --only e2e python --rounds 9
+              swift build -c release && .build/release/healthgate-bench --json
+              .build/release/healthgate-bench --only e2e python --rounds 9
             """)
 
     @Option(help: "Samples for the end-to-end runs.")
@@ -58,6 +61,9 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Directory holding logger.py and batched.py.")
     var pythonDir: String = "Benchmarks/python"
+
+    @Option(help: ArgumentHelp("The healthgate executable the footprint part runs (default: the one built beside this executable).", valueName: "path"))
+    var healthgate: String?
 
     @Option(help: "When committed batches reach the disk: group (one fsync once the writer has caught up, at least every flush interval) or every-commit (synchronous=FULL).")
     var durability: StoreSink.Durability = .group
@@ -183,8 +189,9 @@ struct BenchCommand: ParsableCommand {
             }
 
             if parts.contains(.footprint) {
+            let daemon = try healthgateExecutable()
             say("== footprint (healthgate run: 10 simulated straps at 1 Hz over Unix sockets, 4 pty pedometers, \(footprintSeconds) s)")
-            let fp = try Bench.footprint(seconds: footprintSeconds, path: dir + "/fp.sqlite", work: dir)
+            let fp = try Bench.footprint(seconds: footprintSeconds, path: dir + "/fp.sqlite", work: dir, healthgate: daemon)
             say(String(format: "  max RSS %.1f MiB, CPU %.2f%% of one core (the run process alone; %d samples stored)", Double(fp.rss) / 1_048_576, fp.cpuPercent, fp.committed))
             out["rssBytes"] = fp.rss
             out["cpuPercent"] = fp.cpuPercent
@@ -207,8 +214,48 @@ struct BenchCommand: ParsableCommand {
     }
 }
 
+extension HealthGateBench {
+    /// Runs `body`; a failure becomes one sentence on stderr and its sysexits code (74 for an
+    /// error of the store or the file system, which is where the bench's work can fail).
+    func reporting(_ body: () throws -> Void) throws {
+        do { try body() } catch let exit as ExitCode { throw exit } catch {
+            FileHandle.standardError.write(Data("healthgate-bench: \(error)\n".utf8))
+            throw ExitCode((error as? BenchFailure)?.code.rawValue ?? BenchFailure.Code.ioError.rawValue)
+        }
+    }
+
+    /// The `healthgate` the footprint part starts: `--healthgate`, else the one beside this
+    /// executable (`swift build` puts both in the same directory).
+    func healthgateExecutable() throws -> URL {
+        let url = healthgate.map { URL(fileURLWithPath: $0) } ?? Bench.executable.deletingLastPathComponent().appendingPathComponent("healthgate")
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw BenchFailure("the footprint part runs `healthgate run`, but \(url.path) is not an executable: build it (swift build -c release) or pass --healthgate PATH.",
+                               code: .unavailable)
+        }
+        return url
+    }
+}
+
+/// A failure of the bench, as one sentence with its sysexits(3) code.
+struct BenchFailure: Error, CustomStringConvertible {
+    /// The sysexits codes the bench exits with.
+    enum Code: Int32 { case unavailable = 69, software = 70, ioError = 74, tempFail = 75 }
+    let message: String
+    let code: Code
+    init(_ message: String, code: Code) {
+        self.message = message
+        self.code = code
+    }
+    var description: String { message }
+}
+
 /// The benchmarks themselves.
 enum Bench {
+    /// This executable, for the traced child of ``allocationsPerSample(count:)``.
+    static var executable: URL {
+        URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    }
+
     struct Hot { var nsPerSample: Double; var count: Int }
 
     /// The producer's cost: decode a notification into a record and push it into a ring with
@@ -276,8 +323,8 @@ enum Bench {
         let traceFile = FileManager.default.temporaryDirectory.appendingPathComponent("hg-mtrace-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: traceFile) }
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardized
-        p.arguments = ["bench", "--hot-path-child", String(count)]
+        p.executableURL = executable
+        p.arguments = ["--hot-path-child", String(count)]
         var env = ProcessInfo.processInfo.environment
         env["LD_PRELOAD"] = lib
         env["MALLOC_TRACE"] = traceFile
@@ -335,7 +382,7 @@ enum Bench {
     static func prepareDatabase(_ path: String) throws -> (store: HealthStore, heartRateID: Int64) {
         let store = try HealthStore(path: path)
         let ids = try store.write { w in (try w.typeID(.heartRate), try w.sourceID(StrapSource.source), try w.deviceID(device)) }
-        guard ids.1 == 1, ids.2 == 1 else { throw CLIFailure("bench database \(path) did not start empty (ids \(ids))", code: .software) }
+        guard ids.1 == 1, ids.2 == 1 else { throw BenchFailure("bench database \(path) did not start empty (ids \(ids))", code: .software) }
         return (store, ids.0)
     }
 
@@ -369,7 +416,7 @@ enum Bench {
         let final = pipeline.stop()
         let elapsed = seconds(start.duration(to: .now))
         guard final.committed == UInt64(count) else {
-            throw CLIFailure("benchmark pipeline committed \(final.committed) of \(count) samples", code: .software)
+            throw BenchFailure("benchmark pipeline committed \(final.committed) of \(count) samples", code: .software)
         }
         return Double(count) / elapsed
     }
@@ -383,14 +430,14 @@ enum Bench {
     static func rawCeiling(_ work: Notifications, path: String, durability: StoreSink.Durability) throws -> Double {
         let heartRateID = try prepareDatabase(path).heartRateID
         var db: OpaquePointer?
-        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw CLIFailure("cannot open \(path)", code: .ioError) }
+        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BenchFailure("cannot open \(path)", code: .ioError) }
         defer { sqlite3_close(db) }
         sqlite3_exec(db, "PRAGMA foreign_keys=ON; " + StoreSink.pragmas(for: durability), nil, nil, nil)
         let perStatement = StoreSink.rowsPerStatement
         var many: OpaquePointer?, one: OpaquePointer?
         guard sqlite3_prepare_v2(db, StoreWriter.insertSQL(rows: perStatement), -1, &many, nil) == SQLITE_OK, let many,
               sqlite3_prepare_v2(db, StoreWriter.insertSQL, -1, &one, nil) == SQLITE_OK, let one else {
-            throw CLIFailure("prepare failed: \(String(cString: sqlite3_errmsg(db)))", code: .software)
+            throw BenchFailure("prepare failed: \(String(cString: sqlite3_errmsg(db)))", code: .software)
         }
         defer { sqlite3_finalize(many); sqlite3_finalize(one) }
         let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
@@ -431,10 +478,10 @@ enum Bench {
                     sqlite3_bind_int64(stmt, o + 15, 0)
                     i += 1
                 }
-                guard sqlite3_step(stmt) == SQLITE_DONE else { throw CLIFailure("raw insert failed: \(String(cString: sqlite3_errmsg(db)))", code: .ioError) }
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw BenchFailure("raw insert failed: \(String(cString: sqlite3_errmsg(db)))", code: .ioError) }
                 sqlite3_reset(stmt)
             }
-            guard sqlite3_exec(db, "COMMIT", nil, nil, nil) == SQLITE_OK else { throw CLIFailure("raw commit failed", code: .ioError) }
+            guard sqlite3_exec(db, "COMMIT", nil, nil, nil) == SQLITE_OK else { throw BenchFailure("raw commit failed", code: .ioError) }
             // Group commit's syncs, as the writer does them while behind: one per flush interval.
             if durability == .group, lastSync.duration(to: .now) >= .milliseconds(250) { syncWAL(db); lastSync = .now }
         }
@@ -470,13 +517,13 @@ enum Bench {
     /// sockets) and 4 simulated pedometers (ptys), measured over `seconds` once every strap is
     /// subscribed. The simulators run in this process, so the figures are the daemon's alone:
     /// peak RSS (`VmHWM`) and CPU time (user + system) per wall second, in % of one core.
-    static func footprint(seconds: Int, path: String, work: String) throws -> (rss: Int, cpuPercent: Double, committed: Int) {
+    static func footprint(seconds: Int, path: String, work: String, healthgate: URL) throws -> (rss: Int, cpuPercent: Double, committed: Int) {
         let load = try SimulatedLoad(directory: work + "/sim", straps: 10, rate: 1, pedometers: 4, pedometerInterval: .seconds(1))
         defer { load.stop() }
         let config = work + "/sim.toml"
         try load.configuration(flushIntervalMs: 250).write(toFile: config, atomically: true, encoding: .utf8)
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardized
+        p.executableURL = healthgate
         p.arguments = ["run", "--config", config, "--db", path]
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "NOTIFY_SOCKET")
@@ -506,9 +553,9 @@ enum Bench {
         // machine may take a while; the bound is generous).
         let ready = ContinuousClock.now + .seconds(120)
         while load.subscribedStraps < 10 {
-            guard p.isRunning else { throw CLIFailure("the footprint's `healthgate run` child exited early (status \(p.terminationStatus)).", code: .software) }
+            guard p.isRunning else { throw BenchFailure("the footprint's `healthgate run` child exited early (status \(p.terminationStatus)).", code: .software) }
             guard ContinuousClock.now < ready else {
-                throw CLIFailure("the footprint's `healthgate run` child subscribed to only \(load.subscribedStraps) of 10 simulated straps within 120 s.", code: .tempFail)
+                throw BenchFailure("the footprint's `healthgate run` child subscribed to only \(load.subscribedStraps) of 10 simulated straps within 120 s.", code: .tempFail)
             }
             usleep(100_000)
         }
