@@ -88,7 +88,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     /// the same few pages (the right edges of the table and its indexes) in every batch, and a
     /// checkpoint copies only the newest version of each page, so checkpointing a quarter as
     /// often copies far less and fsyncs a quarter as often (measured back to back: 177k → 231k
-    /// samples/s in `healthgate bench`, docs/performance.md). The cost is a WAL of up to 16 MiB, which a
+    /// samples/s in `healthgate-bench`, docs/performance.md). The cost is a WAL of up to 16 MiB, which a
     /// crash recovery replays at the next open, and ``journalSizeLimitBytes`` truncates back.
     public static let walAutocheckpointPages = 4000
     /// After a checkpoint, the WAL file is truncated to at most this (`PRAGMA journal_size_limit`),

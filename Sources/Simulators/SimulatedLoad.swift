@@ -12,7 +12,7 @@ import Synchronization
 /// (``SimulatedPedometer``, real line shapes), plus the TOML configuration that names them.
 ///
 /// Used by `healthgate simulate` (two terminals: the simulators in one, the daemon in the
-/// other), by `healthgate bench`'s footprint run and by the daemon's tests, which also read the
+/// other), by `healthgate-bench`'s footprint run and by the daemon's tests, which also read the
 /// per-strap notification counts and times to check what the daemon stored.
 ///
 /// Thread rules: a `Sendable` class; every method may be called from any thread.
