@@ -156,7 +156,8 @@ public final class SourceRunner: Sendable {
     }
 
     /// Called (on the source's thread) before each retry with the source's name, why the attempt
-    /// failed, and the pause before the next one (front-ends show it).
+    /// failed, and the pause before the next one (front-ends show it); not for an end the source
+    /// reported itself (``ReportedBySource``).
     public func onRetry(_ observer: @escaping @Sendable (String, String, Duration) -> Void) {
         retryObserver.withLock { $0 = observer }
     }
@@ -220,7 +221,8 @@ public final class SourceRunner: Sendable {
                     logger.log(level: threw ? .warning : .notice,
                                "\(source.name): \(why); retrying in \(pause) (and every \(policy.maximumPause) at most while it lasts)")
                 }
-                retryObserver.withLock { $0 }?(source.name, why, pause)
+                // A failure the source already reported (a strap's disconnect) is not told twice.
+                if !reported { retryObserver.withLock { $0 }?(source.name, why, pause) }
                 stop.sleep(pause)
             }
             ring.close()

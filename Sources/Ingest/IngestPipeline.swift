@@ -119,7 +119,7 @@ public final class IngestPipeline: @unchecked Sendable {
     private let sink: any SampleSink
     private let rings = Mutex<[SampleRing]>([])
     private let observers = Mutex<[@Sendable (CommittedBatch) -> Void]>([])
-    private let stateObserver = Mutex<(@Sendable (String?) -> Void)?>(nil)
+    private let stateObservers = Mutex<[@Sendable (String?) -> Void]>([])
     private let syncObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let rejectionObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let stopRequested = Atomic<Bool>(false)
@@ -169,9 +169,9 @@ public final class IngestPipeline: @unchecked Sendable {
     }
 
     /// Called on the writer thread when the writer stalls on a store failure (with the reason)
-    /// and when it recovers (with nil).
+    /// and when it recovers (with nil). Observers add up: the runtime logs, a front-end shows.
     public func onStallChange(_ observer: @escaping @Sendable (String?) -> Void) {
-        stateObserver.withLock { $0 = observer }
+        stateObservers.withLock { $0.append(observer) }
     }
 
     /// Called on the writer thread, with the reason, when the sink could not make committed
@@ -334,7 +334,7 @@ public final class IngestPipeline: @unchecked Sendable {
                     if stalled {
                         stalled = false
                         stalledBy.withLock { $0 = nil }
-                        stateObserver.withLock { $0 }?(nil)
+                        for o in stateObservers.withLock({ $0 }) { o(nil) }
                     }
                     if count > 0 {
                         let seq = batches.add(1, ordering: .acquiringAndReleasing).newValue
@@ -360,7 +360,7 @@ public final class IngestPipeline: @unchecked Sendable {
                     if !stalled || stalledBy.withLock({ $0 }) != error.description {
                         stalled = true
                         stalledBy.withLock { $0 = error.description }
-                        stateObserver.withLock { $0 }?(error.description)
+                        for o in stateObservers.withLock({ $0 }) { o(error.description) }
                     }
                     if stopping, Int64(DispatchTime.now().uptimeNanoseconds) >= stopDeadlineNanos.load(ordering: .relaxed) {
                         abandon(count: count, rings: live, backlogs: backlogs)

@@ -252,6 +252,29 @@ struct StrapSessionTests {
         #expect(try store.samples(SampleQuery(type: .heartRate)).map { Int($0.canonicalValue) } == Array(50..<60))
         #expect(events.all.contains { if case .storeFailed = $0 { true } else { false } })
     }
+
+    /// The front-end's stall observer comes in addition to the runtime's log line, not in its
+    /// place (a second `onStallChange` replaced the first).
+    @Test func aStoreFailureIsBothShownAndLogged() async throws {
+        let store = try Self.tempStore()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let (logger, lines) = DaemonEventLogTests.capturingLogger()
+        let events = SessionEvents()
+        var config = IngestConfiguration(flushInterval: .milliseconds(20))
+        config.retryInterval = .milliseconds(20)
+        let session = try StrapSession(straps: Self.straps([Self.chest], [Self.chest.address: strap]), store: store,
+                                       sink: try FlakySink(store), configuration: config, policy: Self.fast,
+                                       transactionTimeout: .seconds(5), logger: logger) { events.append($0) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
+        let task = Task { try await offThread { try session.run(trapsSignals: false) } }
+        #expect(await strapSubscribed(strap))
+        strap.notifyHeartRate([0x06, 61])
+        #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 1 })
+        session.stop()
+        _ = try await task.value
+        #expect(events.all.contains { if case .storeFailed = $0 { true } else { false } })
+        #expect(lines.withLock { $0 }.contains { $0.hasPrefix("<4>the store refused a batch") }, "\(lines.withLock { $0 })")
+    }
 }
 
 /// Collects a session's events from any thread.
