@@ -104,24 +104,3 @@ public struct QuantitySample: Sendable, Hashable {
     /// The sample's span in seconds (0 for an instantaneous reading).
     public var duration: TimeInterval { endDate.timeIntervalSince(startDate) }
 }
-
-/// ISO 8601 formatting and parsing as HealthGate uses it on the command line and in JSON:
-/// UTC with a `Z`, fractional seconds only when present.
-public enum ISO8601 {
-    /// Formats `date` as `2026-11-02T08:00:00Z` (or with `.250` when it has a fraction).
-    public static func string(_ date: Date) -> String {
-        let whole = date.timeIntervalSince1970.rounded(.down)
-        let fraction = date.timeIntervalSince1970 - whole
-        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: fraction >= 0.0005)
-        return date.formatted(style)
-    }
-
-    /// Parses `2026-11-02T08:00:00Z`, with or without fractional seconds, with `Z` or an offset,
-    /// and a bare date (`2026-11-02`, midnight UTC).
-    public static func date(_ string: String) -> Date? {
-        if let d = try? Date(string, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: false)) { return d }
-        if let d = try? Date(string, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return d }
-        if let d = try? Date(string, strategy: Date.ISO8601FormatStyle().year().month().day()) { return d }
-        return nil
-    }
-}

@@ -42,7 +42,7 @@ struct StatsCommand: ParsableCommand {
         "Statistics to compute, comma-separated (repeatable).", valueName: "list"))
     var option: [String] = []
 
-    @Option(help: ArgumentHelp("Range start (ISO 8601; a bare date is midnight in --tz).", valueName: "date"))
+    @Option(help: ArgumentHelp("Range start (ISO 8601; without Z or an offset it is local time in --tz, a bare date midnight there).", valueName: "date"))
     var from: String?
 
     @Option(help: ArgumentHelp("Range end, exclusive.", valueName: "date"))
@@ -51,7 +51,7 @@ struct StatsCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Bucket length: 30min (or 30m), 1h, 1d, 1w, 1mo: a positive count up to 100 years; 1M is refused as ambiguous.", valueName: "interval"))
     var interval: String?
 
-    @Option(help: ArgumentHelp("Where buckets are counted from (ISO 8601).", valueName: "date"))
+    @Option(help: ArgumentHelp("Where buckets are counted from (ISO 8601, read as --from).", valueName: "date"))
     var anchor: String?
 
     @Option(help: ArgumentHelp("Time zone for day, week and month buckets, bare dates and the table's times (IANA name in any case, e.g. Europe/Berlin or utc; default: the system's).", valueName: "zone"))

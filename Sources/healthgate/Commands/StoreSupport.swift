@@ -62,22 +62,16 @@ enum CLIParse {
         return options
     }
 
-    /// A date: ISO 8601 (`2026-11-02T08:00:00Z`, with an offset, or fractional), or a bare
-    /// date, which means midnight in `timeZone` (UTC when none is given).
+    /// A date from a flag, parsed strictly by ``ISO8601/parse(_:localTimeZone:)``: with `Z` or an
+    /// offset it is that instant; without one (and a bare date, meaning midnight) it is wall-clock
+    /// time in `timeZone`, else in the system's zone (`TZ`). Anything else exits 64 naming the flag.
     static func date(_ text: String, option: String, timeZone: TimeZone? = nil) throws -> Date {
-        if let tz = timeZone, text.count == 10, let utc = ISO8601.date(text) {
-            var cal = Calendar(identifier: .gregorian)
-            cal.timeZone = TimeZone(identifier: "UTC")!
-            var local = Calendar(identifier: .gregorian)
-            local.timeZone = tz
-            let c = cal.dateComponents([.year, .month, .day], from: utc)
-            if let d = local.date(from: c) { return d }
-        }
-        guard let d = ISO8601.date(text) else {
-            throw CLIFailure("\(option) '\(text)' is not a date: use ISO 8601 such as 2026-11-02T08:00:00Z or 2026-11-02.",
+        do {
+            return try ISO8601.parse(text, localTimeZone: timeZone ?? .current)
+        } catch {
+            throw CLIFailure("\(option): \(error.reason); use ISO 8601 such as 2026-11-02T08:00:00Z, 2026-11-02T09:00:00+01:00 or 2026-11-02 (docs/input-rules.md).",
                              code: .usage)
         }
-        return d
     }
 
     /// A `--tz` value: an IANA zone name from the system's database (`Europe/Berlin`), matched
@@ -135,7 +129,7 @@ struct SampleFilterOptions: ParsableArguments {
     @Option(help: "Only this quantity type (see 'healthgate types').")
     var type: String?
 
-    @Option(help: ArgumentHelp("Range start (ISO 8601; a bare date is midnight UTC).", valueName: "date"))
+    @Option(help: ArgumentHelp("Range start (ISO 8601; without Z or an offset it is local time, a bare date is local midnight).", valueName: "date"))
     var from: String?
 
     @Option(help: ArgumentHelp("Range end, exclusive.", valueName: "date"))
@@ -175,8 +169,10 @@ struct SampleFilterOptions: ParsableArguments {
 
 /// Plain-text tables for people.
 enum Table {
-    /// Prints rows under a header, each column as wide as its widest cell.
-    static func print(_ header: [String], _ rows: [[String]]) {
+    /// Prints rows under a header, each column as wide as its widest cell (control characters
+    /// in cells shown as escapes, ``TerminalText``).
+    static func print(_ header: [String], _ rawRows: [[String]]) {
+        let rows = rawRows.map { $0.map(TerminalText.visible) }
         var widths = header.map(\.count)
         for r in rows { for (i, c) in r.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
         func line(_ cells: [String]) -> String {
