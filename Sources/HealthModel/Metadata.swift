@@ -118,6 +118,18 @@ public struct Metadata: Sendable, Hashable, Codable {
     /// value may be larger.
     public static let energySaturatedKey = "HGEnergySaturated"
 
+    /// Key names that mean a typed field (HealthGate's and HealthKit's spelling), so they cannot
+    /// be user keys: a user `syncIdentifier` would be exported under the reserved key and then
+    /// read back as the sync identifier, or refused (docs/input-rules.md).
+    public static let reservedKeys: [String: String] = [
+        "heartRateSensorLocation": "heartRateSensorLocation", "HKMetadataKeyHeartRateSensorLocation": "heartRateSensorLocation",
+        "heartRateMotionContext": "heartRateMotionContext", "HKMetadataKeyHeartRateMotionContext": "heartRateMotionContext",
+        "sensorContact": "sensorContact",
+        "syncIdentifier": "syncIdentifier", "HKMetadataKeySyncIdentifier": "syncIdentifier",
+        "syncVersion": "syncVersion", "HKMetadataKeySyncVersion": "syncVersion",
+        "wasUserEntered": "wasUserEntered", "HKMetadataKeyWasUserEntered": "wasUserEntered",
+    ]
+
     /// True when nothing is set.
     public var isEmpty: Bool {
         heartRateSensorLocation == nil && heartRateMotionContext == nil && sensorContact == nil &&
@@ -125,13 +137,18 @@ public struct Metadata: Sendable, Hashable, Codable {
     }
 
     /// Checks the rules HealthKit enforces: a sync identifier needs a sync version and the
-    /// reverse; numbers are finite; user keys are non-empty.
+    /// reverse; numbers are finite; user keys are non-empty, not one of ``reservedKeys`` and
+    /// hold no NUL character.
     public func validate() throws {
         if (syncIdentifier == nil) != (syncVersion == nil) {
             throw HealthModelError.syncVersionMissing(syncIdentifier ?? "(none)")
         }
         for (key, value) in user {
             if key.isEmpty { throw HealthModelError.invalidMetadata(key: key, reason: "keys cannot be empty") }
+            if let field = Self.reservedKeys[key] {
+                throw HealthModelError.invalidMetadata(key: key, reason: "it is reserved for the typed field \(field), so it cannot be a free key")
+            }
+            if key.utf8.contains(0) { throw HealthModelError.invalidMetadata(key: key, reason: "keys cannot contain a NUL character") }
             if case .number(let n) = value, !n.isFinite {
                 throw HealthModelError.invalidMetadata(key: key, reason: "numbers must be finite")
             }

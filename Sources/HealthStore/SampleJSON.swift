@@ -71,32 +71,36 @@ public enum SampleJSON {
     }
 
     /// Parses one JSON line into a sample. Without `uuid`, the sample gets a version-7 UUID
-    /// whose time is the sample's start and whose random bits are a hash of `line`, so
-    /// importing the same file twice stores each line once.
+    /// whose time is the sample's start and whose random bits are a hash of the sample's
+    /// content (``canonicalContent(_:)``), not of the line's text: the same sample written with
+    /// its keys in another order, other spacing or `1e3` for `1000` is stored once, and
+    /// importing the same file twice stores each sample once.
     public static func sample(fromLine line: String, registry: QuantityTypeRegistry = .standard) throws -> QuantitySample {
         let data = Data(line.utf8)
         let any: Any
-        do { any = try JSONSerialization.jsonObject(with: data) } catch {
+        do { any = try ExactJSON.value(data) } catch {
             throw DecodeError(message: "not valid JSON")
         }
         guard let o = any as? [String: Any] else { throw DecodeError(message: "expected a JSON object") }
-        return try sample(from: o, registry: registry, seed: line)
+        return try sample(from: o, registry: registry, contentIdentity: true)
     }
 
-    /// Parses a JSON object into a sample (see ``sample(fromLine:registry:)``; `seed` feeds the
-    /// UUID when the object has none).
+    /// Parses a JSON object into a sample (see ``sample(fromLine:registry:)``). Without a
+    /// `uuid` the sample's UUID is derived from its content when `contentIdentity` is true,
+    /// else it is a fresh one.
     public static func sample(from o: [String: Any], registry: QuantityTypeRegistry = .standard,
-                              seed: String? = nil) throws -> QuantitySample {
+                              contentIdentity: Bool = false) throws -> QuantitySample {
         guard let typeName = o["type"] as? String else { throw DecodeError(message: "missing \"type\" (a type identifier such as \"stepCount\")") }
         let type = try registry.type(typeName)
         guard let value = number(o["value"]) else { throw DecodeError(message: "missing or non-numeric \"value\"") }
         let unit = try (o["unit"] as? String).map { try HealthUnit($0) } ?? type.canonicalUnit
         guard let startText = o["start"] as? String else { throw DecodeError(message: "missing \"start\" (ISO 8601, e.g. 2026-11-02T08:00:00Z)") }
-        guard let start = ISO8601.date(startText) else { throw DecodeError(message: "\"start\" is not an ISO 8601 date: \(startText)") }
+        let start = try date(startText, key: "start")
         var end = start
         if let endText = o["end"] as? String {
-            guard let e = ISO8601.date(endText) else { throw DecodeError(message: "\"end\" is not an ISO 8601 date: \(endText)") }
-            end = e
+            end = try date(endText, key: "end")
+        } else if o["end"] != nil, !(o["end"] is NSNull) {
+            throw DecodeError(message: "\"end\" must be a string (ISO 8601, e.g. 2026-11-02T09:00:00Z)")
         }
         let source = try parseSource(o)
         var device: Device?
@@ -114,18 +118,59 @@ public enum SampleJSON {
             }
             rr = RRIntervals(ticks: t, precededByGap: (r["precededByGap"] as? Bool) ?? false)
         }
-        let uuid: UUID
-        if let u = o["uuid"] as? String {
-            guard let parsed = UUID(uuidString: u) else { throw DecodeError(message: "\"uuid\" is not a UUID: \(u)") }
+        var uuid = UUID.timeOrdered(at: start)
+        let givenUUID = o["uuid"].flatMap { $0 is NSNull ? nil : $0 }
+        if let u = givenUUID {
+            guard let text = u as? String, let parsed = UUID(uuidString: text) else {
+                throw DecodeError(message: "\"uuid\" is not a UUID: \(u)")
+            }
             uuid = parsed
-        } else if let seed {
-            var rng = SplitMix64(seed: fnv1a(seed))
-            uuid = UUID.timeOrdered(at: start, using: &rng)
-        } else {
-            uuid = UUID.timeOrdered()
         }
-        return try QuantitySample(uuid: uuid, type: type, quantity: Quantity(value, unit), start: start, end: end,
-                                  source: source, device: device, metadata: metadata, rrIntervals: rr)
+        let parsed = try QuantitySample(uuid: uuid, type: type, quantity: Quantity(value, unit), start: start, end: end,
+                                        source: source, device: device, metadata: metadata, rrIntervals: rr)
+        try refuseNUL(parsed)
+        guard givenUUID == nil, contentIdentity else { return parsed }
+        var rng = SplitMix64(seed: fnv1a(try canonicalContent(parsed)))
+        return try QuantitySample(uuid: UUID.timeOrdered(at: start, using: &rng), type: type, quantity: parsed.quantity,
+                                  start: start, end: end, source: source, device: device, metadata: metadata, rrIntervals: rr)
+    }
+
+    /// Refuses a NUL character in any text of the sample: SQLite's C strings would cut the text
+    /// there, so "Watch\u{0}X" would be stored as "Watch" without a word.
+    static func refuseNUL(_ s: QuantitySample) throws {
+        var texts: [(String, String?)] = [("source", s.source.name), ("sourceIdentifier", s.source.identifier),
+                                          ("sourceVersion", s.source.version), ("syncIdentifier", s.metadata.syncIdentifier)]
+        if let d = s.device {
+            texts += [("device name", d.name), ("device manufacturer", d.manufacturer), ("device model", d.model),
+                      ("device hardwareVersion", d.hardwareVersion), ("device firmwareVersion", d.firmwareVersion),
+                      ("device softwareVersion", d.softwareVersion), ("device localIdentifier", d.localIdentifier),
+                      ("device udiDeviceIdentifier", d.udiDeviceIdentifier)]
+        }
+        for (k, v) in s.metadata.user {
+            texts.append(("metadata key", k))
+            if case .string(let x) = v { texts.append(("metadata '\(k)'", x)) }
+        }
+        for case let (what, text?) in texts where text.utf8.contains(0) {
+            throw DecodeError(message: "\(what) contains a NUL character (\\u0000), which cannot be stored; remove it")
+        }
+    }
+
+    /// A sample's content in one canonical text: its JSON object (value in the canonical unit,
+    /// dates exact, keys sorted) without the UUID. Two samples with equal content have equal
+    /// text, however their lines were written.
+    public static func canonicalContent(_ sample: QuantitySample) throws -> String {
+        var o = try object(sample)
+        o["uuid"] = nil
+        let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A date field, parsed strictly by ``ISO8601/parse(_:localTimeZone:)``: a file must say its
+    /// zone (`Z` or an offset), so a line means the same instant on every machine.
+    static func date(_ text: String, key: String) throws -> Date {
+        do { return try ISO8601.parse(text, localTimeZone: nil) } catch {
+            throw DecodeError(message: "\"\(key)\": \(error.reason)")
+        }
     }
 
     /// True for a JSON `true`/`false` (or a Swift Bool), false for the numbers 0 and 1, which
@@ -169,14 +214,8 @@ public enum SampleJSON {
                       udiDeviceIdentifier: try s("udiDeviceIdentifier"))
     }
 
-    /// HealthKit's key names, accepted as aliases of HealthGate's.
-    static let aliases = [
-        "HKMetadataKeyHeartRateSensorLocation": "heartRateSensorLocation",
-        "HKMetadataKeyHeartRateMotionContext": "heartRateMotionContext",
-        "HKMetadataKeySyncIdentifier": "syncIdentifier",
-        "HKMetadataKeySyncVersion": "syncVersion",
-        "HKMetadataKeyWasUserEntered": "wasUserEntered",
-    ]
+    /// HealthKit's key names are accepted as aliases of HealthGate's (``Metadata/reservedKeys``).
+    static let aliases = Metadata.reservedKeys
 
     /// Parses a flat metadata object (well-known keys by name; anything else is a user key:
     /// a string, a number, or a string holding an ISO 8601 date-time, which becomes a date).
@@ -232,7 +271,8 @@ public enum SampleJSON {
 
     static func enumText(_ v: Any) -> String? {
         if let s = v as? String { return s }
-        if let n = number(v) { return String(Int(n)) }
+        // Only small whole numbers can be an enum's number (Int(1e300) would trap).
+        if let n = number(v), n == n.rounded(), abs(n) < 1_000 { return String(Int(n)) }
         return nil
     }
 

@@ -173,10 +173,13 @@ enum MetadataColumn {
     }
 
     static func decode(_ text: String, into m: inout Metadata) {
-        guard let obj = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
+        guard let obj = (try? ExactJSON.value(Data(text.utf8))) as? [String: Any] else { return }
         if let w = obj["wasUserEntered"] as? Bool { m.wasUserEntered = w }
         if let u = obj["user"] as? [String: Any] {
-            for (k, v) in u {
+            for (k0, v) in u {
+                // Before reserved keys were refused, `add --metadata syncIdentifier=…` stored one
+                // as a user key; keep it readable under a name that is not reserved.
+                let k = Metadata.reservedKeys[k0] == nil ? k0 : "user." + k0
                 if let s = v as? String { m.user[k] = .string(s) }
                 else if let d = v as? [String: Any], let t = (d["date"] as? NSNumber)?.doubleValue {
                     m.user[k] = .date(Date(timeIntervalSince1970: t))

@@ -34,10 +34,10 @@ struct AddCommand: ParsableCommand {
     @Option(help: "The value's unit (HKUnit grammar: count/min, kcal, ms, …).")
     var unit: String?
 
-    @Option(help: ArgumentHelp("When the measurement started (ISO 8601). Default: now.", valueName: "date"))
+    @Option(help: ArgumentHelp("When the measurement started (ISO 8601: 2026-11-02T08:00:00Z, +01:00, or local time in the system zone without one). Default: now.", valueName: "date"))
     var start: String?
 
-    @Option(help: ArgumentHelp("When it ended (ISO 8601). Default: the start.", valueName: "date"))
+    @Option(help: ArgumentHelp("When it ended (ISO 8601, as --start). Default: the start.", valueName: "date"))
     var end: String?
 
     @Option(help: ArgumentHelp("The source's name (default: Manual entry).", valueName: "name"))
@@ -70,6 +70,17 @@ struct AddCommand: ParsableCommand {
     @Flag(help: "Print the saved sample as JSON.")
     var json = false
 
+    /// How to set a reserved metadata field instead.
+    static func advice(for field: String) -> String {
+        switch field {
+        case "heartRateSensorLocation": "use --sensor-location instead"
+        case "heartRateMotionContext": "use --motion-context instead"
+        case "syncIdentifier", "syncVersion": "use --sync-identifier with --sync-version instead"
+        case "wasUserEntered": "add sets it to true by itself"
+        default: "only a strap sets it"
+        }
+    }
+
     func run() throws {
         try reporting {
             let type = try CLIParse.type(type)
@@ -92,6 +103,10 @@ struct AddCommand: ParsableCommand {
                     throw CLIFailure("--metadata '\(pair)' is not key=value.", code: .usage)
                 }
                 let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
+                if let field = Metadata.reservedKeys[key] {
+                    throw CLIFailure("--metadata '\(key)' is a reserved key (the typed field \(field)), not a free one: \(Self.advice(for: field)).",
+                                     code: .usage)
+                }
                 if let n = Double(text), n.isFinite { meta.user[key] = .number(n) }
                 else { meta.user[key] = SampleJSON.parseUserText(text) }
             }
