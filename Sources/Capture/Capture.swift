@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import HealthModel
 
 /// What a capture line holds: a BLE notification or a serial line.
@@ -105,7 +106,7 @@ public enum CaptureFormat {
 ///
 /// Thread rule: one writer per file, used from one task or thread at a time.
 public final class CaptureWriter {
-    private let handle: FileHandle
+    private var fd: Int32
     private let encoder: JSONEncoder
     /// The file being written.
     public let path: String
@@ -116,33 +117,53 @@ public final class CaptureWriter {
     /// - Throws: ``CaptureError/io(path:reason:)``.
     public init(path: String) throws(CaptureError) {
         self.path = path
-        guard FileManager.default.createFile(atPath: path, contents: Data((CaptureFormat.headerLine + "\n").utf8)),
-              let h = FileHandle(forWritingAtPath: path) else {
-            throw .io(path: path, reason: "it cannot be created")
-        }
-        handle = h
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do { try handle.seekToEnd() } catch { throw .io(path: path, reason: "\(error)") }
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(path: path, reason: "it cannot be created (\(Self.reason(errno)))") }
+        try writeAll(Data((CaptureFormat.headerLine + "\n").utf8))
     }
 
-    deinit { try? handle.close() }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    /// strerror's text for `code`, lower-cased to sit inside a sentence (never a Foundation error's text).
+    static func reason(_ code: Int32) -> String {
+        let s = String(cString: strerror(code))
+        return s.prefix(1).lowercased() + s.dropFirst()
+    }
+
+    private func writeAll(_ data: Data) throws(CaptureError) {
+        guard fd >= 0 else { throw .io(path: path, reason: "it is already closed") }
+        var done = 0
+        while done < data.count {
+            let n = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .io(path: path, reason: "writing failed (\(Self.reason(errno)))")
+            }
+            done += n
+        }
+    }
 
     /// Appends one record (validated first).
     /// - Throws: ``CaptureError``.
     public func write(_ record: CaptureRecord) throws(CaptureError) {
         try record.validate()
         var data: Data
-        do { data = try encoder.encode(record) } catch { throw .io(path: path, reason: "\(error)") }
+        do { data = try encoder.encode(record) } catch { throw .invalidRecord(line: count + 2, reason: "it cannot be encoded as JSON") }
         data.append(0x0A)
-        do { try handle.write(contentsOf: data) } catch { throw .io(path: path, reason: "writing failed (\(error))") }
+        try writeAll(data)
         count += 1
     }
 
     /// Flushes to stable storage and closes the file.
     /// - Throws: ``CaptureError/io(path:reason:)``.
     public func close() throws(CaptureError) {
-        do { try handle.synchronize(); try handle.close() } catch { throw .io(path: path, reason: "\(error)") }
+        guard fd >= 0 else { return }
+        let synced = fsync(fd) == 0 ? 0 : errno
+        let closed = Glibc.close(fd) == 0 ? 0 : errno
+        fd = -1
+        if synced != 0 || closed != 0 { throw .io(path: path, reason: "saving it failed (\(Self.reason(synced != 0 ? synced : closed)))") }
     }
 }
 

@@ -60,7 +60,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .sqlite(let code, let message, let context):
             switch code & 0xFF {
             case SQLITE_FULL:
-                return "the disk is full while writing the health store (\(message)); free space and retry — nothing was half-written."
+                return "the disk is full while writing the health store (\(message)); the write that failed was rolled back whole (earlier commits are kept); free space and retry."
             case SQLITE_BUSY, SQLITE_LOCKED:
                 return "the health store is locked by another writer (\(message)); retry in a moment."
             case SQLITE_READONLY, SQLITE_PERM:

@@ -67,8 +67,9 @@ func storeFailure(_ e: StoreError) -> CLIFailure {
 var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
 /// Pads or cuts `s` to `width` columns.
-func column(_ s: String, _ width: Int) -> String {
-    s.count >= width ? String(s.prefix(width - 1)) + " " : s.padding(toLength: width, withPad: " ", startingAt: 0)
+func column(_ raw: String, _ width: Int) -> String {
+    let s = TerminalText.visible(raw)
+    return s.count >= width ? String(s.prefix(width - 1)) + " " : s.padding(toLength: width, withPad: " ", startingAt: 0)
 }
 
 /// Writes to stdout immediately (tables redraw in place; pipes see lines at once).

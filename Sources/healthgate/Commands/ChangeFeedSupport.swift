@@ -32,7 +32,7 @@ enum ChangeOutput {
             let value = Table.number(s.quantity.value)
             let device = s.device.flatMap { $0.name ?? $0.localIdentifier }.map { "  [\($0)]" } ?? ""
             out.append("+ \(ISO8601.string(s.startDate))  \(s.type.identifier)  \(value) \(s.quantity.unit.unitString)  "
-                       + "\(s.source.name)\(device)  \(s.uuid.uuidString.lowercased())")
+                       + TerminalText.visible("\(s.source.name)\(device)") + "  \(s.uuid.uuidString.lowercased())")
         }
         return out
     }

@@ -15,7 +15,9 @@ struct ExportCommand: ParsableCommand {
             CSV has a header row: uuid, type, value, unit, start, end, source, source_identifier, device_name, \
             device_manufacturer, device_model, device_local_identifier, sensor_location, sync_identifier, \
             sync_version, metadata (JSON). Values are in each type's canonical unit unless --unit is given \
-            (then --type is required). Samples come oldest first.
+            (then --type is required). Samples come oldest first. CSV is for spreadsheets: a text cell that \
+            starts with = + - @ or a tab gets a ' in front so it cannot run as a formula; use JSON lines to \
+            move data between stores (docs/input-rules.md).
 
             Example:
               healthgate export --format csv --type stepCount --from 2026-11-01 > steps.csv
@@ -56,28 +58,36 @@ struct ExportCommand: ParsableCommand {
                     for k in ["heartRateSensorLocation", "syncIdentifier", "syncVersion"] { meta[k] = nil }
                     let cells: [String] = [
                         s.uuid.uuidString.lowercased(), s.type.identifier, String(try s.quantity.doubleValue(for: u)),
-                        u.unitString, ISO8601.string(s.startDate), ISO8601.string(s.endDate), s.source.name,
-                        s.source.identifier, s.device?.name ?? "", s.device?.manufacturer ?? "", s.device?.model ?? "",
-                        s.device?.localIdentifier ?? "", s.metadata.heartRateSensorLocation?.name ?? "",
+                        u.unitString, ISO8601.string(s.startDate), ISO8601.string(s.endDate)]
+                        .map(Self.csvCell)
+                    let text: [String] = [
+                        s.source.name, s.source.identifier, s.device?.name ?? "", s.device?.manufacturer ?? "",
+                        s.device?.model ?? "", s.device?.localIdentifier ?? "", s.metadata.heartRateSensorLocation?.name ?? "",
                         s.metadata.syncIdentifier ?? "", s.metadata.syncVersion.map(String.init) ?? "",
                         meta.isEmpty ? "" : JSONOutput.string(meta),
                     ]
-                    out += cells.map(csvCell).joined(separator: ",") + "\n"
+                    out += (cells + text.map(Self.csvTextCell)).joined(separator: ",") + "\n"
                 }
             }
             if let output {
-                do { try out.write(toFile: output, atomically: true, encoding: .utf8) } catch {
-                    throw CLIFailure("cannot write \(output): \(error.localizedDescription).", code: .ioError)
-                }
+                try FileAccess.write(Array(out.utf8), to: output, what: "the export file")
                 Console.note("exported \(samples.count) sample(s) to \(output)")
             } else {
-                FileHandle.standardOutput.write(Data(out.utf8))
+                try FileAccess.writeAll(STDOUT_FILENO, Array(out.utf8), path: "standard output", what: "the export to")
             }
         }
     }
 
+    /// A cell of free text (names, identifiers, metadata): a leading `=`, `+`, `-`, `@`, tab or
+    /// carriage return would make a spreadsheet run it as a formula (CSV injection), so such a
+    /// cell gets a `'` in front, as OWASP advises; then ``csvCell(_:)``'s quoting.
+    static func csvTextCell(_ s: String) -> String {
+        guard let first = s.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return csvCell(s) }
+        return csvCell("'" + s)
+    }
+
     /// RFC 4180: quote cells holding a comma, quote or line break; double inner quotes.
-    func csvCell(_ s: String) -> String {
+    static func csvCell(_ s: String) -> String {
         guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
         return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

@@ -129,7 +129,7 @@ struct LiveCommand: ParsableCommand {
                 } else {
                     let rr = sample.rrIntervals.map { "  " + Self.rrText($0.ticks) } ?? ""
                     let contact = sample.metadata.sensorContact.map { "  contact \($0.name)" } ?? ""
-                    print("\(ISO8601.string(sample.endDate))  \(device.first ?? "strap")  "
+                    print("\(ISO8601.string(sample.endDate))  \(TerminalText.visible(device.first ?? "strap"))  "
                           + "\(Table.number(sample.quantity.value)) \(sample.quantity.unit.unitString)\(contact)\(rr)")
                     fflush(nil)
                 }

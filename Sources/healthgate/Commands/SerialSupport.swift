@@ -145,7 +145,7 @@ struct LinkPrinter: Sendable {
     }
 
     private func emit(_ s: String) {
-        Swift.print(s)
+        Swift.print(TerminalText.visible(s))
         fflush(nil)
     }
 }

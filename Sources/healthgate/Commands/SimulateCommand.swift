@@ -84,18 +84,20 @@ struct SimulateCommand: ParsableCommand {
         try reporting {
             let directory = dir ?? Self.defaultDirectory()
             let configPath = configOut ?? (directory as NSString).appendingPathComponent("healthgate.toml")
+            try FileAccess.createDirectory(directory, what: "the simulation directory")
             let load: SimulatedLoad
             do {
                 load = try SimulatedLoad(directory: directory, straps: straps, rate: rate, pedometers: pedometers,
                                          pedometerInterval: .milliseconds(pedometerIntervalMs))
             } catch {
+                if let f = FileAccess.failure(error, .createDirectory, path: directory, what: "the simulation directory") { throw f }
                 throw CLIFailure("cannot set up the simulated devices in \(directory) (\(error)): give a writable --dir with a short path.", code: .ioError)
             }
             do {
-                try load.configuration(flushIntervalMs: flushMs).write(toFile: configPath, atomically: true, encoding: .utf8)
+                try FileAccess.write(Array(load.configuration(flushIntervalMs: flushMs).utf8), to: configPath, what: "the configuration")
             } catch {
                 load.stop()
-                throw CLIFailure("cannot write the configuration to \(configPath) (\(error.localizedDescription)): give a writable --config-out.", code: .ioError)
+                throw error
             }
 
             // SIGINT/SIGTERM end the simulation; the handlers run on a queue, the main thread waits.

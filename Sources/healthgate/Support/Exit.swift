@@ -14,6 +14,9 @@ enum Sysexit: Int32 {
     case unavailable = 69
     /// EX_SOFTWARE: an internal error (a bug).
     case software = 70
+    /// EX_CANTCREAT: an output file or directory cannot be created (no such directory, a
+    /// directory in the way, a read-only file system).
+    case cannotCreate = 73
     /// EX_IOERR: reading or writing failed (disk full, database unwritable).
     case ioError = 74
     /// EX_TEMPFAIL: try again later (the database is locked by another writer).
@@ -38,7 +41,7 @@ struct CLIFailure: Error, CustomStringConvertible {
 /// Writes to standard error (thread-safe; FileHandle serialises writes).
 enum Console {
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data(("healthgate: " + message + "\n").utf8))
+        FileHandle.standardError.write(Data(("healthgate: " + TerminalText.visible(message) + "\n").utf8))
     }
     static func note(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -75,6 +78,12 @@ enum ExitCodeMapping {
     static func describe(_ error: any Error) -> (String, Sysexit) {
         if let f = error as? CLIFailure { return (f.message, f.code) }
         if let c = error as? any SysexitConvertible { return ("\(error)", c.sysexit) }
+        // A Foundation file error no command caught: its errno as a sentence, not "NSCocoaErrorDomain error 512".
+        if let code = FileAccess.errnoCode(of: error) {
+            let path = ((error as NSError).userInfo[NSFilePathErrorKey] as? String) ?? "a file"
+            let f = FileAccess.failure(errno: code, .write, path: path, what: "")
+            return (f.message.replacingOccurrences(of: "cannot write", with: "cannot read or write"), f.code)
+        }
         return ("\(error)", .software)
     }
 }

@@ -1,0 +1,177 @@
+import Foundation
+import Glibc
+
+/// Reading and writing the files a user names (`import --jsonl`, `export --output`,
+/// `simulate --dir`, …) with POSIX calls, so a failure is one sentence from its errno — what,
+/// why, what to do — and the matching sysexits code, never "NSCocoaErrorDomain error 256".
+enum FileAccess {
+    /// What the program was doing when the call failed (it decides the sentence and the code).
+    enum Action {
+        case read, write, createDirectory
+
+        var verb: String {
+            switch self {
+            case .read: "read"
+            case .write: "write"
+            case .createDirectory: "create the directory"
+            }
+        }
+    }
+
+    /// The failure for `errno` while doing `action` on `path` (`what` names the file's role,
+    /// e.g. "the JSON-lines file").
+    static func failure(errno code: Int32, _ action: Action, path: String, what: String) -> CLIFailure {
+        let head = "cannot \(action.verb) \(what.isEmpty ? "" : what + " ")\(path)"
+        let creating = action != .read
+        switch code {
+        case ENOENT where creating:
+            var st = stat()
+            let parent = (path as NSString).deletingLastPathComponent
+            if stat(parent.isEmpty ? "." : parent, &st) == 0 {
+                return CLIFailure("\(head): \(parent.isEmpty ? "." : parent) does not allow creating files (a virtual file system such as /proc); give another path.",
+                                  code: .cannotCreate)
+            }
+            return CLIFailure("\(head): its parent directory does not exist; create it first or give another path.", code: .cannotCreate)
+        case ENOENT:
+            return CLIFailure("\(head): it does not exist; check the path.", code: .noInput)
+        case EISDIR:
+            return creating
+                ? CLIFailure("\(head): it is a directory; give a file name (for example \(path)/out.jsonl).", code: .cannotCreate)
+                : CLIFailure("\(head): it is a directory; give a file.", code: .noInput)
+        case ENOTDIR:
+            return CLIFailure("\(head): a part of the path is a file, not a directory; check the path.",
+                              code: creating ? .cannotCreate : .noInput)
+        case EACCES, EPERM:
+            return CLIFailure("\(head): permission denied; check the permissions of the file and its directories, or give another path.",
+                              code: .noPermission)
+        case EROFS:
+            return CLIFailure("\(head): the file system is read-only; give a path on a writable file system.", code: .cannotCreate)
+        case EEXIST:
+            return CLIFailure("\(head): a file of that name is in the way; remove it or give another path.", code: .cannotCreate)
+        case ENOSPC, EDQUOT:
+            return CLIFailure("\(head): the disk is full (or the quota is used up); free some space and retry.", code: .ioError)
+        case ENAMETOOLONG, ELOOP:
+            return CLIFailure("\(head): \(reason(code)); give a shorter path without symlink loops.", code: creating ? .cannotCreate : .noInput)
+        case EMFILE, ENFILE, ENOMEM:
+            return CLIFailure("\(head): \(reason(code)); retry when the system has resources again.", code: .tempFail)
+        default:
+            return CLIFailure("\(head): \(reason(code)); check the device and the path.", code: .ioError)
+        }
+    }
+
+    /// The failure for any error a Foundation file call threw, by its underlying errno (a
+    /// `CocoaError` carries one in `NSUnderlyingErrorKey`, a `POSIXError` is one); nil when
+    /// the error says none.
+    static func failure(_ error: any Error, _ action: Action, path: String, what: String) -> CLIFailure? {
+        guard let code = errnoCode(of: error) else { return nil }
+        return failure(errno: code, action, path: path, what: what)
+    }
+
+    /// The errno inside a Foundation error, if it carries one.
+    static func errnoCode(of error: any Error) -> Int32? {
+        if let p = error as? POSIXError { return p.code.rawValue }
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain { return Int32(ns.code) }
+        if let u = ns.userInfo[NSUnderlyingErrorKey] as? NSError, u.domain == NSPOSIXErrorDomain { return Int32(u.code) }
+        if ns.domain == NSCocoaErrorDomain {
+            switch CocoaError.Code(rawValue: ns.code) {
+            case .fileNoSuchFile, .fileReadNoSuchFile: return ENOENT
+            case .fileReadNoPermission, .fileWriteNoPermission: return EACCES
+            case .fileWriteOutOfSpace: return ENOSPC
+            case .fileWriteVolumeReadOnly: return EROFS
+            case .fileWriteFileExists: return EEXIST
+            case .fileReadTooLarge: return EFBIG
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    /// strerror's text, lower-cased at the start to sit inside a sentence.
+    static func reason(_ code: Int32) -> String {
+        let s = String(cString: strerror(code))
+        return s.prefix(1).lowercased() + s.dropFirst()
+    }
+
+    /// Every byte of `path` (`-` reads standard input).
+    static func read(_ path: String, what: String) throws -> [UInt8] {
+        let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(errno: errno, .read, path: path, what: what) }
+        defer { if fd != STDIN_FILENO { close(fd) } }
+        var st = stat()
+        if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
+            throw failure(errno: EISDIR, .read, path: path, what: what)
+        }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n == 0 { break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure(errno: errno, .read, path: path, what: what)
+            }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync'd and
+    /// renamed over `path`, so a failure leaves the old file (or none), never half of one.
+    static func write(_ bytes: [UInt8], to path: String, what: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let temp = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
+        var st = stat()
+        if stat(path, &st) == 0, st.st_mode & S_IFMT != S_IFREG {
+            if st.st_mode & S_IFMT == S_IFDIR { throw failure(errno: EISDIR, .write, path: path, what: what) }
+            // A device, FIFO or socket (/dev/stdout, /dev/full, a pipe): write to it, never replace it.
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw failure(errno: errno, .write, path: path, what: what) }
+            defer { close(fd) }
+            try writeAll(fd, bytes, path: path, what: what)
+            return
+        }
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { throw failure(errno: errno, .write, path: path, what: what) }
+        var ok = false
+        defer { if !ok { unlink(temp) } }
+        do {
+            try writeAll(fd, bytes, path: path, what: what)
+            guard fsync(fd) == 0 else { throw failure(errno: errno, .write, path: path, what: what) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard close(fd) == 0 else { throw failure(errno: errno, .write, path: path, what: what) }
+        guard rename(temp, path) == 0 else { throw failure(errno: errno, .write, path: path, what: what) }
+        ok = true
+    }
+
+    /// Writes every byte to `fd` (standard output included), retrying short writes.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String, what: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure(errno: errno, .write, path: path, what: what)
+            }
+            done += n
+        }
+    }
+
+    /// Creates `path` and its missing parents (like `mkdir -p`, mode 0700 for new ones).
+    static func createDirectory(_ path: String, what: String) throws {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard st.st_mode & S_IFMT == S_IFDIR else { throw failure(errno: ENOTDIR, .createDirectory, path: path, what: what) }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != path { try createDirectory(parent, what: what) }
+        if mkdir(path, 0o700) != 0, errno != EEXIST {
+            throw failure(errno: errno, .createDirectory, path: path, what: what)
+        }
+    }
+}
