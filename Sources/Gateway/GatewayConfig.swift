@@ -155,7 +155,9 @@ public struct GatewayConfig: Sendable, Equatable {
     }
 
     /// Parses TOML `text` (from `file`, for messages).
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> GatewayConfig {
+    public static func parse(_ raw: String, file: String) throws(ConfigError) -> GatewayConfig {
+        // A UTF-8 byte-order mark (Windows editors) is not part of the TOML (docs/input-rules.md).
+        let text = raw.hasPrefix("\u{FEFF}") ? String(raw.dropFirst()) : raw
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
@@ -202,7 +204,8 @@ private struct Parser {
     let file: String
 
     init(text: String, file: String) {
-        self.lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        // Not split(separator: "\n"): Swift reads CRLF as one Character, so a CRLF file would be one line.
+        self.lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
         self.file = file
     }
 
