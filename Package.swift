@@ -29,7 +29,8 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
 
         // Library targets, in the order data flows from a sensor's bytes to a stored row.
-        // Health data types: quantity types, units, samples, metadata (pure, no I/O).
+        // Health data types: quantity types, units, samples, metadata, the one v7 UUID maker (pure;
+        // no I/O beyond the clock and the kernel's random bits for ids).
         .target(name: "HealthModel"),
         // ATT PDUs and a GATT client over any ATTBearer (pure Swift, transport-independent).
         .target(name: "GATT"),
@@ -44,8 +45,9 @@ let package = Package(
         // The JSON-lines capture file format `record` writes and `replay` reads.
         .target(name: "Capture", dependencies: ["HealthModel"]),
         // The ingest hot path: fixed-size records, per-source lock-free rings, one batching writer.
-        .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore", "CSQLite"]),
+        .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore"]),
         // The typed health store on SQLite's C API: schema, saves, queries, statistics, change feed.
+        // The only target that links CSQLite: it owns the sample columns and the one bulk writer.
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"]),
         // The composition root: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
@@ -70,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-bench",
             dependencies: [
-                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "CSQLite",
+                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 

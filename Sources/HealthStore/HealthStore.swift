@@ -30,6 +30,7 @@ public final class HealthStore: @unchecked Sendable {
     private var typesByID: [Int64: QuantityType] = [:]
     private var sourceIDs: [String: (Int64, Source)] = [:]
     private var deviceIDs: [Device: Int64] = [:]
+    private var uuids = UUIDv7Generator()
 
     /// Opens the store at `path`, creating the file (mode 0600) and its directories if needed,
     /// and migrates the schema to the current version.
@@ -91,6 +92,10 @@ public final class HealthStore: @unchecked Sendable {
             throw error
         }
     }
+
+    /// A fresh v7 id for a new row (lock held): the store's one generator, so the ids of every
+    /// row this instance inserts ascend.
+    func nextUUIDWords() -> (UInt64, UInt64) { uuids.nextWords() }
 
     /// The connection, for code that already holds the lock.
     var unsafeConnection: Connection { db }

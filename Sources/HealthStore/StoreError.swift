@@ -48,6 +48,23 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// How a writer that retries should treat the failure (the ingest writer's classes).
+    package var writeFailure: WriteFailure {
+        switch primaryCode {
+        case SQLITE_FULL: return .diskFull
+        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY: return .io
+        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG: return .rejected
+        default: return .other
+        }
+    }
+
+    /// ``writeFailure``'s classes: a full disk, a lock held elsewhere, an I/O failure, a row
+    /// the schema refused (retrying cannot help), anything else.
+    package enum WriteFailure: Sendable {
+        case diskFull, busy, io, rejected, other
+    }
+
     /// Broad failure classes (each maps to one sysexits code in the CLI).
     public enum Kind: Sendable {
         case io, busy, permission, corrupt, data, usage, config, `internal`

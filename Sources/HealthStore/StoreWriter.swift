@@ -12,32 +12,9 @@ package struct StoreWriter {
     /// The connection, for statements of the caller's own (same transaction).
     package var connection: Connection { store.withConnectionUnlocked }
 
-    /// The SQL of the sample insert; `ON CONFLICT(uuid) DO NOTHING` makes re-saves harmless.
-    package static let insertSQL = """
-        INSERT INTO samples(uuid, type_id, value, start, "end", source_id, device_id, sensor_location,
-                            sensor_contact, motion_context, sync_identifier, sync_version, metadata, rr, rr_gap)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(uuid) DO NOTHING
-        """
-
-    /// Parameters per row of ``insertSQL`` and ``insertSQL(rows:)``.
-    package static let insertColumns: Int32 = 15
-
-    /// The `metadata` column's text for `m` (what has no column of its own: user keys,
-    /// wasUserEntered), or nil when there is nothing to keep.
-    package static func metadataColumn(_ m: Metadata) -> String? { MetadataColumn.encode(m) }
-
-    /// ``insertSQL`` for `rows` rows in one statement (`VALUES (…), (…), …`): parameter
-    /// `r * insertColumns + c` is column `c` of row `r`. One statement per many rows spares
-    /// SQLite its per-statement work (AUTOINCREMENT bookkeeping, constraint checks, statement
-    /// setup), which with this schema costs about as much as the row itself (docs/performance.md).
-    package static func insertSQL(rows: Int) -> String {
-        let row = "(" + Array(repeating: "?", count: Int(insertColumns)).joined(separator: ", ") + ")"
-        return """
-            INSERT INTO samples(uuid, type_id, value, start, "end", source_id, device_id, sensor_location,
-                                sensor_contact, motion_context, sync_identifier, sync_version, metadata, rr, rr_gap)
-            VALUES \(Array(repeating: row, count: rows).joined(separator: ", ")) ON CONFLICT(uuid) DO NOTHING
-            """
-    }
+    /// The one-row sample insert (``SampleColumns``); `ON CONFLICT(uuid) DO NOTHING` makes
+    /// re-saves harmless.
+    static let insertSQL = SampleColumns.insertSQL(rows: 1)
 
     /// The row id of a type (throws for a type not in the registry).
     package func typeID(_ t: QuantityType) throws -> Int64 { try store.typeID(t) }
@@ -89,27 +66,21 @@ package struct StoreWriter {
         return connection.changes == 0 ? .duplicate : outcome
     }
 
-    /// Binds all 15 columns of ``insertSQL`` for `s`.
-    package func bindSample(_ ins: Statement, _ s: QuantitySample) throws {
-        ins.bind(1, s.uuid)
-        ins.bind(2, try typeID(s.type))
-        ins.bind(3, s.canonicalValue)   // canonicalUnit is a cached lookup (HealthModel)
-        ins.bind(4, s.startDate.timeIntervalSince1970)
-        ins.bind(5, s.endDate.timeIntervalSince1970)
-        ins.bind(6, try sourceID(s.source))
-        if let d = s.device { ins.bind(7, try deviceID(d)) } else { ins.bindNull(7) }
+    /// Binds all columns of ``insertSQL`` for `s` (through ``SampleColumns``, as the bulk writer).
+    func bindSample(_ ins: Statement, _ s: QuantitySample) throws {
         let m = s.metadata
-        ins.bind(8, m.heartRateSensorLocation?.rawValue)
-        ins.bind(9, m.sensorContact?.rawValue)
-        ins.bind(10, m.heartRateMotionContext?.rawValue)
-        ins.bind(11, m.syncIdentifier)
-        ins.bind(12, m.syncVersion)
-        ins.bind(13, MetadataColumn.encode(m))
-        if let rr = s.rrIntervals {
-            ins.bind(14, RRColumn.encode(rr.ticks))
-            ins.bind(15, rr.precededByGap ? 1 : 0)
-        } else {
-            ins.bindNull(14); ins.bindNull(15)
+        let row = SampleRow(typeID: try typeID(s.type), sourceID: try sourceID(s.source),
+                            deviceID: try s.device.map { try deviceID($0) }, value: s.canonicalValue,   // canonicalUnit is a cached lookup (HealthModel)
+                            start: s.startDate.timeIntervalSince1970, end: s.endDate.timeIntervalSince1970,
+                            sensorLocation: m.heartRateSensorLocation, sensorContact: m.sensorContact,
+                            motionContext: m.heartRateMotionContext,
+                            flags: s.rrIntervals?.precededByGap == true ? .rrPrecededByGap : [])
+        let ticks = s.rrIntervals?.ticks ?? []
+        withUnsafeBytes(of: s.uuid.uuid) { u in
+            ticks.withUnsafeBufferPointer { rr in
+                SampleColumns.bind(ins.handle, offset: 0, uuid: u, row, rrTicks: rr, metadata: MetadataColumn.encode(m),
+                                   sync: m.syncIdentifier.map { ($0, m.syncVersion) })
+            }
         }
     }
 

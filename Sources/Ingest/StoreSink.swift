@@ -1,27 +1,19 @@
-import CSQLite
 import Foundation
 import HealthModel
 import HealthStore
 import Synchronization
 
 /// The production sink: commits each batch into a ``HealthStore`` in one transaction through
-/// cached prepared inserts of ``rowsPerStatement`` rows each (the remainder one by one) — the
-/// bulk fast path. It writes the same
-/// rows, with the same columns and the same `ON CONFLICT(uuid) DO NOTHING` rule, as
-/// `HealthStore.save`, without building a `QuantitySample` per record.
-///
-/// Sample UUIDs are version 7, made here from the commit time (RFC 9562 method 1: a 12-bit
-/// counter after the milliseconds, then random bits), so the UNIQUE uuid index appends instead
-/// of scattering (docs/performance.md).
+/// the store's bulk writer (`StoreWriter.insertNew`, the same one the benchmark's ceiling
+/// calls) — the fast path. It writes the same rows as `HealthStore.save`, without building a
+/// `QuantitySample` per record; the store binds the columns and makes the v7 ids (at commit
+/// time, so the UNIQUE uuid index appends instead of scattering; docs/performance.md).
 ///
 /// Thread rules: used by the pipeline's writer thread only (the store itself is thread-safe,
 /// so readers may share it).
 public final class StoreSink: SampleSink, @unchecked Sendable {
     /// The store written to.
     public let store: HealthStore
-    private var rng = KernelRandomPool()
-    private var lastMillis: UInt64 = 0
-    private var counter: UInt16 = 0
 
     /// When committed batches reach the disk itself (docs/ingestion.md, "Durability").
     public enum Durability: String, Sendable, Equatable, CaseIterable {
@@ -102,16 +94,6 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
             + "PRAGMA journal_size_limit=\(journalSizeLimitBytes)"
     }
 
-    /// Rows per multi-row insert statement (``StoreWriter/insertSQL(rows:)``); a batch's
-    /// remainder goes through the one-row statement.
-    public static let rowsPerStatement = 50
-    /// The multi-row insert's SQL, built once (the statement cache is keyed by it).
-    private static let manyRowsSQL = StoreWriter.insertSQL(rows: rowsPerStatement)
-    /// The `metadata` column of a record flagged ``SampleRecord/Flags/payloadTruncated`` or
-    /// ``SampleRecord/Flags/energySaturated``: the user key `live` sets, in the store's encoding.
-    private static let truncatedMetadata = Array(StoreWriter.metadataColumn(Metadata(user: [Metadata.payloadTruncatedKey: .number(1)]))!.utf8)
-    private static let saturatedMetadata = Array(StoreWriter.metadataColumn(Metadata(user: [Metadata.energySaturatedKey: .number(1)]))!.utf8)
-
     public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
         try write(records, slots: slots, attachments: .none)
     }
@@ -133,79 +115,35 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
         let table = slots.snapshot()
         do {
             try store.write { w in
-                // Raw binds on cached statements: this loop is the ingest fast path.
-                let many = try w.connection.prepare(Self.manyRowsSQL).handle
-                let one = try w.connection.prepare(StoreWriter.insertSQL).handle
-                let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
                 // Slot -> row id, resolved once per batch (arrays, not dictionaries).
                 var typeIDs = [Int64](repeating: -1, count: table.types.count)
                 var sourceIDs = [Int64](repeating: -1, count: table.sources.count)
                 var deviceIDs = [Int64](repeating: -1, count: table.devices.count)
                 let heartRateSlot = table.types.firstIndex(of: .heartRate).map { UInt16($0) }
-                var uuid = (UInt64(0), UInt64(0))
-                var rr = (UInt64(0), UInt64(0), UInt64(0))
-                // Binds record `r` as row `row` of statement `h`. Columns 10–12 stay NULL
-                // (prepare() cleared the bindings and nothing here binds them).
-                func bind(_ r: SampleRecord, to h: OpaquePointer, row: Int32) throws {
-                    let o = row * StoreWriter.insertColumns
+                // Record -> the store's row; RR ticks are handed over in place.
+                func bind(_ r: SampleRecord, _ binder: inout SampleRowBinder) throws {
                     let ts = Int(r.typeSlot), ss = Int(r.sourceSlot)
                     guard ts < typeIDs.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
                     guard ss < sourceIDs.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
                     if typeIDs[ts] < 0 { typeIDs[ts] = try w.typeID(table.types[ts]) }
                     if sourceIDs[ss] < 0 { sourceIDs[ss] = try w.sourceID(table.sources[ss]) }
-                    nextUUID(&uuid)
-                    withUnsafeBytes(of: &uuid) { _ = sqlite3_bind_blob(h, o + 1, $0.baseAddress, 16, transient) }
-                    sqlite3_bind_int64(h, o + 2, typeIDs[ts])
-                    sqlite3_bind_double(h, o + 3, r.value)
-                    sqlite3_bind_double(h, o + 4, r.start)
-                    sqlite3_bind_double(h, o + 5, r.end)
-                    sqlite3_bind_int64(h, o + 6, sourceIDs[ss])
+                    var row = SampleRow(typeID: typeIDs[ts], sourceID: sourceIDs[ss], value: r.value, start: r.start, end: r.end,
+                                        sensorLocation: r.heartRateSensorLocation)
                     let ds = Int(r.deviceSlot)
-                    if r.deviceSlot == SlotTable.noDevice || ds >= deviceIDs.count {
-                        sqlite3_bind_null(h, o + 7)
-                    } else {
+                    if r.deviceSlot != SlotTable.noDevice && ds < deviceIDs.count {
                         if deviceIDs[ds] < 0 { deviceIDs[ds] = try w.deviceID(table.devices[ds]) }
-                        sqlite3_bind_int64(h, o + 7, deviceIDs[ds])
+                        row.deviceID = deviceIDs[ds]
                     }
                     if r.typeSlot == heartRateSlot {
-                        let contact: SensorContact = !r.flags.contains(.contactSupported) ? .notSupported
+                        row.sensorContact = !r.flags.contains(.contactSupported) ? .notSupported
                             : r.flags.contains(.contactDetected) ? .detected : .notDetected
-                        sqlite3_bind_int64(h, o + 9, Int64(contact.rawValue))
-                    } else {
-                        sqlite3_bind_null(h, o + 9)
                     }
-                    // Bound every time (value or NULL): a multi-row statement keeps the previous
-                    // chunk's bindings.
-                    if r.sensorLocationCode > 0 {
-                        sqlite3_bind_int64(h, o + 8, Int64(r.sensorLocationCode) - 1)
-                    } else {
-                        sqlite3_bind_null(h, o + 8)
-                    }
-                    let flagged = r.flags.contains(.payloadTruncated) ? Self.truncatedMetadata
-                        : r.flags.contains(.energySaturated) ? Self.saturatedMetadata : nil
-                    if let flagged {
-                        flagged.withUnsafeBufferPointer { t in
-                            _ = t.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(h, o + 13, $0.baseAddress, Int32($0.count), transient) }
-                        }
-                    } else {
-                        sqlite3_bind_null(h, o + 13)
-                    }
-                    if r.rrCount > 0 {
-                        // RR column: little-endian UInt16 ticks, oldest first (as the store writes).
-                        rr = (0, 0, 0)
-                        withUnsafeMutableBytes(of: &rr) { out in
-                            withUnsafeBytes(of: r.rr) { src in
-                                for i in 0..<Int(r.rrCount) {
-                                    let t = src.load(fromByteOffset: i * 2, as: UInt16.self)
-                                    out[i * 2] = UInt8(t & 0xFF)
-                                    out[i * 2 + 1] = UInt8(t >> 8)
-                                }
-                            }
-                            _ = sqlite3_bind_blob(h, o + 14, out.baseAddress, Int32(r.rrCount) * 2, transient)
-                        }
-                        sqlite3_bind_int64(h, o + 15, r.flags.contains(.rrPrecededByGap) ? 1 : 0)
-                    } else {
-                        sqlite3_bind_null(h, o + 14); sqlite3_bind_null(h, o + 15)
+                    if r.flags.contains(.payloadTruncated) { row.flags.insert(.payloadTruncated) }
+                    else if r.flags.contains(.energySaturated) { row.flags.insert(.energySaturated) }
+                    if r.flags.contains(.rrPrecededByGap) { row.flags.insert(.rrPrecededByGap) }
+                    withUnsafeBytes(of: r.rr) { raw in
+                        binder.bind(row, rrTicks: UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt16.self),
+                                                                     count: Int(r.rrCount)))
                     }
                 }
                 // Records with extras go through the store's sync rules below (rare: pedometers);
@@ -220,16 +158,8 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
                     compacted = c
                     fast = UnsafeBufferPointer(rebasing: c[0..<n])
                 }
-                var i = 0
-                while i < fast.count {
-                    let k = fast.count - i >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
-                    let h = k == 1 ? one : many
-                    for j in 0..<k { try bind(fast[i + j], to: h, row: Int32(j)) }
-                    let rc = sqlite3_step(h)
-                    sqlite3_reset(h)
-                    guard rc == SQLITE_DONE else { throw w.connection.error(rc, "inserting a batch of samples") }
-                    i += k
-                }
+                let rows = fast
+                try w.insertNew(count: rows.count) { i, binder in try bind(rows[i], &binder) }
                 try writeAttached(records, table: table, attachments: attachments, with: w)
             }
         } catch let e as SinkError {
@@ -283,33 +213,12 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     }
 
     static func kind(of e: StoreError) -> SinkError.Kind {
-        switch e.primaryCode {
-        case SQLITE_FULL: return .diskFull
-        case SQLITE_BUSY, SQLITE_LOCKED: return .busy
-        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY: return .io
-        case SQLITE_CONSTRAINT, SQLITE_MISMATCH, SQLITE_TOOBIG: return .rejected
-        default: return .other
+        switch e.writeFailure {
+        case .diskFull: return .diskFull
+        case .busy: return .busy
+        case .io: return .io
+        case .rejected: return .rejected
+        case .other: return .other
         }
-    }
-
-    /// Writes a fresh v7 UUID (big-endian byte order) into `out`.
-    private func nextUUID(_ out: inout (UInt64, UInt64)) {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        var ms = UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-        if ms <= lastMillis {
-            // Same (or an earlier) millisecond: keep order with the counter, borrowing a
-            // millisecond when the counter runs out.
-            ms = lastMillis
-            counter &+= 1
-            if counter > 0x0FFF { ms += 1; counter = UInt16(truncatingIfNeeded: rng.next() as UInt64) & 0x01FF }
-        } else {
-            counter = UInt16(truncatingIfNeeded: rng.next() as UInt64) & 0x01FF
-        }
-        lastMillis = ms
-        let hi = (ms << 16) | 0x7000 | UInt64(counter)
-        let random: UInt64 = rng.next()
-        let lo = (random & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-        out = (hi.bigEndian, lo.bigEndian)
     }
 }

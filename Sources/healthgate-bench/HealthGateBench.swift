@@ -1,5 +1,4 @@
 import ArgumentParser
-import CSQLite
 import Foundation
 import Gateway
 import HealthModel
@@ -421,77 +420,46 @@ enum Bench {
         return Double(count) / elapsed
     }
 
-    /// The same rows through the raw C API with nothing of HealthGate in between: the store's
-    /// own insert statements (50 rows per statement, the remainder one by one, as the writer
-    /// does), 1,000 rows per transaction, the same schema, indexes, foreign keys, connection
-    /// settings and durability as the writer (``StoreSink/pragmas(for:)``; with group commit also
-    /// its WAL fsyncs, one per 250 ms and one at the end). Rows are built before the clock starts; only the v7
-    /// UUIDs, the binds, the steps and the commits are timed.
+    /// The same rows through the store's bulk writer with nothing of the pipeline in between —
+    /// the raw C-API ceiling: `StoreWriter.insertNew`, the path `StoreSink` commits through
+    /// (cached statements of 50 rows, the remainder one by one, binds straight into
+    /// `sqlite3_bind_*`, v7 ids from the store's generator), 1,000 rows per transaction, the same
+    /// schema, indexes, foreign keys, connection settings and durability as the writer
+    /// (``StoreSink/pragmas(for:)``; with group commit also its WAL fsyncs, one per 250 ms and
+    /// one at the end). Rows are built before the clock starts; only the ids, the binds, the
+    /// steps and the commits are timed: no decode, no ring, no writer thread, no slot lookups.
     static func rawCeiling(_ work: Notifications, path: String, durability: StoreSink.Durability) throws -> Double {
-        let heartRateID = try prepareDatabase(path).heartRateID
-        var db: OpaquePointer?
-        guard sqlite3_open(path, &db) == SQLITE_OK, let db else { throw BenchFailure("cannot open \(path)", code: .ioError) }
-        defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA foreign_keys=ON; " + StoreSink.pragmas(for: durability), nil, nil, nil)
-        let perStatement = StoreSink.rowsPerStatement
-        var many: OpaquePointer?, one: OpaquePointer?
-        guard sqlite3_prepare_v2(db, StoreWriter.insertSQL(rows: perStatement), -1, &many, nil) == SQLITE_OK, let many,
-              sqlite3_prepare_v2(db, StoreWriter.insertSQL, -1, &one, nil) == SQLITE_OK, let one else {
-            throw BenchFailure("prepare failed: \(String(cString: sqlite3_errmsg(db)))", code: .software)
-        }
-        defer { sqlite3_finalize(many); sqlite3_finalize(one) }
-        let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+        let (store, heartRateID) = try prepareDatabase(path)
+        try store.withConnection { try $0.execute(StoreSink.pragmas(for: durability)) }
         let count = work.times.count
-        let values = work.payloads.map { Double($0.1) }
+        let rows = (0..<count).map { i in
+            SampleRow(typeID: heartRateID, sourceID: 1, deviceID: 1, value: Double(work.payloads[i].1),
+                      start: work.times[i], end: work.times[i], sensorContact: .detected)
+        }
         let rrs = work.payloads.map { UInt16($0.2) | UInt16($0.3) << 8 }
-        var rng = KernelRandomPool()   // as StoreSink: the kernel's CSPRNG, fetched in bulk
-        var lastMillis: UInt64 = 0
-        var counter: UInt64 = 0
         let start = ContinuousClock.now
         var lastSync = start
-        var i = 0
-        while i < count {
-            sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
-            let end = min(i + 1_000, count)
-            while i < end {
-                let k = end - i >= perStatement ? perStatement : 1
-                let stmt = k == 1 ? one : many
-                for row in 0..<Int32(k) {
-                    let o = row * StoreWriter.insertColumns
-                    var ts = timespec()
-                    clock_gettime(CLOCK_REALTIME, &ts)
-                    var ms = UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
-                    if ms <= lastMillis { ms = lastMillis; counter += 1; if counter > 0xFFF { ms += 1; counter = 0 } } else { counter = 0 }
-                    lastMillis = ms
-                    var uuid = ((ms << 16 | 0x7000 | counter).bigEndian,
-                                ((rng.next() as UInt64) & 0x3FFF_FFFF_FFFF_FFFF | 0x8000_0000_0000_0000).bigEndian)
-                    var rr = rrs[i].littleEndian
-                    withUnsafeBytes(of: &uuid) { _ = sqlite3_bind_blob(stmt, o + 1, $0.baseAddress, 16, transient) }
-                    sqlite3_bind_int64(stmt, o + 2, heartRateID)
-                    sqlite3_bind_double(stmt, o + 3, values[i])
-                    sqlite3_bind_double(stmt, o + 4, work.times[i])
-                    sqlite3_bind_double(stmt, o + 5, work.times[i])
-                    sqlite3_bind_int64(stmt, o + 6, 1)
-                    sqlite3_bind_int64(stmt, o + 7, 1)
-                    sqlite3_bind_int64(stmt, o + 9, 3)
-                    withUnsafeBytes(of: &rr) { _ = sqlite3_bind_blob(stmt, o + 14, $0.baseAddress, 2, transient) }
-                    sqlite3_bind_int64(stmt, o + 15, 0)
-                    i += 1
+        try rows.withUnsafeBufferPointer { rows in
+            try rrs.withUnsafeBufferPointer { rrs in
+                var i = 0
+                while i < count {
+                    let first = i, n = min(1_000, count - i)
+                    try store.write { w in
+                        try w.insertNew(count: n) { k, binder in
+                            binder.bind(rows[first + k], rrTicks: UnsafeBufferPointer(rebasing: rrs[(first + k)...(first + k)]))
+                        }
+                    }
+                    i += n
+                    // Group commit's syncs, as the writer does them while behind: one per flush interval.
+                    if durability == .group, lastSync.duration(to: .now) >= .milliseconds(250) {
+                        try store.withConnection { try $0.syncJournal() }
+                        lastSync = .now
+                    }
                 }
-                guard sqlite3_step(stmt) == SQLITE_DONE else { throw BenchFailure("raw insert failed: \(String(cString: sqlite3_errmsg(db)))", code: .ioError) }
-                sqlite3_reset(stmt)
             }
-            guard sqlite3_exec(db, "COMMIT", nil, nil, nil) == SQLITE_OK else { throw BenchFailure("raw commit failed", code: .ioError) }
-            // Group commit's syncs, as the writer does them while behind: one per flush interval.
-            if durability == .group, lastSync.duration(to: .now) >= .milliseconds(250) { syncWAL(db); lastSync = .now }
         }
-        if durability == .group { syncWAL(db) }   // and once at the end, as the writer's stop does
+        if durability == .group { try store.withConnection { try $0.syncJournal() } }   // and once at the end, as the writer's stop does
         return Double(count) / seconds(start.duration(to: .now))
-    }
-
-    /// fsync of the write-ahead log through SQLite's own handle, as the writer's sync does.
-    static func syncWAL(_ db: OpaquePointer) {
-        _ = Connection.syncJournal(of: db)
     }
 
     /// Runs a Python baseline on a copy of `template`; nil when it cannot run.

@@ -115,6 +115,35 @@ struct SampleValidationTests {
         #expect(a.uuidString.dropFirst(14).first == "7")
     }
 
+    @Test("a seeded v7 id has the same bits in every version (import derives ids this way)")
+    func uuidV7SeededBitsArePinned() {
+        struct Fixed: RandomNumberGenerator {
+            var values: [UInt64]
+            mutating func next() -> UInt64 { values.removeFirst() }
+        }
+        // Made with the generator-taking maker as it was before the one-maker change.
+        var g = Fixed(values: [0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210])
+        #expect(UUID.timeOrdered(at: Date(timeIntervalSince1970: 1_790_000_000.123), using: &g).uuidString
+                == "01A0C450-6C7B-7301-AFCD-AB896745DCFE")
+        var ones = Fixed(values: [.max, .max])
+        #expect(UUID.timeOrdered(at: Date(timeIntervalSince1970: 0), using: &ones).uuidString
+                == "00000000-0000-7FFF-BFFF-FFFFFFFFFFFF")
+    }
+
+    @Test("the generator's ids strictly ascend, carry version 7 and variant 10, and are now-dated")
+    func uuidV7GeneratorAscends() {
+        var g = UUIDv7Generator()
+        let before = UInt64(Date().timeIntervalSince1970 * 1000)
+        // Far more than 4,096 per millisecond: the counter runs out and borrows milliseconds.
+        let ids = (0..<20_000).map { _ in g.next() }
+        let after = UInt64(Date().timeIntervalSince1970 * 1000)
+        let strings = ids.map(\.uuidString)
+        #expect(zip(strings, strings.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(ids.allSatisfy { $0.uuid.6 >> 4 == 7 && $0.uuid.8 >> 6 == 0b10 })
+        let ms = { (u: UUID) -> UInt64 in withUnsafeBytes(of: u.uuid) { b in (0..<6).reduce(UInt64(0)) { $0 << 8 | UInt64(b[$1]) } } }
+        #expect(ms(ids[0]) >= before && ms(ids[0]) <= after)
+    }
+
     @Test("ISO 8601 round-trips whole and fractional seconds")
     func iso() {
         #expect(ISO8601.string(now) == "2026-09-21T14:13:20Z")

@@ -169,21 +169,14 @@ package final class Connection: @unchecked Sendable {
     /// then covers many commits (group commit). Nothing to do when no WAL is open yet.
     /// - Throws: ``StoreError`` when the sync fails (an I/O error of the disk).
     package func syncJournal() throws {
-        let (rc, synced) = Self.syncJournal(of: handle)
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file)
         guard rc == SQLITE_OK else { throw error(rc, "finding the write-ahead log to sync") }
+        guard let file, let methods = file.pointee.pMethods, let xSync = methods.pointee.xSync else { return }
+        let synced = xSync(file, SQLITE_SYNC_NORMAL)
         guard synced == SQLITE_OK else {
             throw StoreError.sqlite(code: synced, message: "fsync of the write-ahead log failed", context: "syncing \(path)-wal")
         }
-    }
-
-    /// ``syncJournal()`` on a raw handle (the benchmark's ceiling connection): SQLite's result
-    /// for finding the WAL file, then the fsync's (`SQLITE_OK` when there was nothing to sync).
-    package static func syncJournal(of handle: OpaquePointer) -> (find: Int32, sync: Int32) {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_JOURNAL_POINTER, &file)
-        guard rc == SQLITE_OK else { return (rc, SQLITE_OK) }
-        guard let file, let methods = file.pointee.pMethods, let xSync = methods.pointee.xSync else { return (rc, SQLITE_OK) }
-        return (rc, xSync(file, SQLITE_SYNC_NORMAL))
     }
 
     /// Whether a transaction opened by ``transaction(_:)`` is in progress.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CSQLite
 import Foundation
 import HealthModel
 import HealthStore
@@ -134,9 +133,9 @@ struct ImportCommand: ParsableCommand {
             ? "nothing from \(jsonl) was saved"
             : "lines 1–\(p.committedThroughLine) of \(jsonl) are saved (\(p.summary))"
         let why: String
-        switch e.primaryCode {
-        case SQLITE_FULL?: why = "the disk is full"
-        case SQLITE_BUSY?, SQLITE_LOCKED?: why = "the health store is locked by another writer"
+        switch e.writeFailure {
+        case .diskFull: why = "the disk is full"
+        case .busy: why = "the health store is locked by another writer"
         default: why = "\(e)".trimmingCharacters(in: CharacterSet(charactersIn: "."))
         }
         let from = allOrNothing ? 1 : first

@@ -1,0 +1,101 @@
+import Foundation
+import HealthModel
+import Testing
+@testable import HealthStore
+
+/// The store's bulk writer (`StoreWriter.insertNew`, what the ingest sink and the benchmark's
+/// ceiling call) and `save` bind the same columns the same way: the same readings written
+/// through each come back as equal samples (ids aside).
+@Suite struct BulkWriterTests {
+    let source = Source(name: "Strap", identifier: "ble:strap")
+    let device = Device(name: "H10", manufacturer: "Polar", localIdentifier: "ble:AA")
+
+    /// Readings covering every column: heart rate with contact, location, RR with a gap mark and
+    /// the truncated flag; energy with the saturated flag and no device; a heart rate with
+    /// motion context and both flags; a sample with an odd RR count.
+    func readings() throws -> [(QuantitySample, SampleRow.Flags)] {
+        let hr = QuantityType.heartRate
+        func m(_ loc: HeartRateSensorLocation?, _ contact: SensorContact?, motion: HeartRateMotionContext? = nil, user: [String: MetadataValue] = [:]) -> Metadata {
+            var x = Metadata(user: user)
+            x.heartRateSensorLocation = loc; x.sensorContact = contact; x.heartRateMotionContext = motion
+            return x
+        }
+        let items: [(QuantitySample, SampleRow.Flags)] = [
+            (try sample(hr, 72, from: 1, device: device, metadata: m(.chest, .detected, user: [Metadata.payloadTruncatedKey: .number(1)]),
+                        rr: RRIntervals(ticks: [800, 812, 799], precededByGap: true)), [.payloadTruncated, .rrPrecededByGap]),
+            (try sample(.activeEnergyBurned, 12.5, from: 2, to: 62, metadata: m(nil, nil, user: [Metadata.energySaturatedKey: .number(1)])), [.energySaturated]),
+            (try sample(hr, 180, from: 3, device: device,
+                        metadata: m(.wrist, .notDetected, motion: .active,
+                                    user: [Metadata.payloadTruncatedKey: .number(1), Metadata.energySaturatedKey: .number(1)]),
+                        rr: RRIntervals(ticks: [333], precededByGap: false)), [.payloadTruncated, .energySaturated]),
+            (try sample(.stepCount, 0, from: 4, to: 9, device: device), []),
+        ]
+        return items
+    }
+
+    @Test func theBulkWriterAndSaveStoreTheSameColumns() throws {
+        let viaSave = try TempStore(), viaBulk = try TempStore()
+        let items = try readings()
+        try viaSave.store.save(items.map(\.0))
+        try viaBulk.store.write { w in
+            let rows = try items.map { s, flags in
+                SampleRow(typeID: try w.typeID(s.type), sourceID: try w.sourceID(s.source),
+                          deviceID: try s.device.map { try w.deviceID($0) }, value: s.canonicalValue,
+                          start: s.startDate.timeIntervalSince1970, end: s.endDate.timeIntervalSince1970,
+                          sensorLocation: s.metadata.heartRateSensorLocation, sensorContact: s.metadata.sensorContact,
+                          motionContext: s.metadata.heartRateMotionContext, flags: flags)
+            }
+            try w.insertNew(count: rows.count) { i, binder in
+                (items[i].0.rrIntervals?.ticks ?? []).withUnsafeBufferPointer { binder.bind(rows[i], rrTicks: $0) }
+            }
+        }
+        let a = try viaSave.store.samples(SampleQuery())
+        let b = try viaBulk.store.samples(SampleQuery())
+        #expect(a.count == items.count && b.count == items.count)
+        for (x, y) in zip(a, b) {
+            #expect(y.uuid.uuid.6 >> 4 == 7, "bulk ids are v7")
+            let sameButID = try QuantitySample(uuid: x.uuid, type: y.type, quantity: y.quantity, start: y.startDate, end: y.endDate,
+                                               source: y.source, device: y.device, metadata: y.metadata, rrIntervals: y.rrIntervals)
+            #expect(sameButID == x)
+        }
+    }
+
+    @Test("more rows than one statement holds, and a remainder: all stored, ids ascending and unique")
+    func statementsAndRemainder() throws {
+        let s = try TempStore()
+        let n = StoreWriter.rowsPerStatement * 3 + 7
+        try s.store.write { w in
+            let row = SampleRow(typeID: try w.typeID(.heartRate), sourceID: try w.sourceID(source), value: 60, start: 0, end: 0)
+            try w.insertNew(count: n) { i, binder in
+                var r = row
+                r.value = Double(60 + i % 50); r.start = Double(i); r.end = Double(i)
+                binder.bind(r)
+            }
+        }
+        let ids = try s.store.withConnection { db -> [String] in
+            let st = try db.prepare("SELECT hex(uuid) FROM samples ORDER BY id", cached: false)
+            var out: [String] = []
+            while try st.step() { out.append(st.string(0) ?? "") }
+            return out
+        }
+        #expect(ids.count == n && Set(ids).count == n && ids == ids.sorted())
+        let values = try s.store.samples(SampleQuery()).map(\.canonicalValue)
+        #expect(values == (0..<n).map { Double(60 + $0 % 50) })
+    }
+
+    @Test("a row closure that throws rolls the whole transaction back")
+    func throwingRowRollsBack() throws {
+        struct Refused: Error {}
+        let s = try TempStore()
+        #expect(throws: Refused.self) {
+            try s.store.write { w in
+                let row = SampleRow(typeID: try w.typeID(.heartRate), sourceID: try w.sourceID(source), value: 60, start: 0, end: 0)
+                try w.insertNew(count: 120) { i, binder in
+                    if i == 110 { throw Refused() }
+                    binder.bind(row)
+                }
+            }
+        }
+        #expect(try s.store.count(SampleQuery()) == 0)
+    }
+}
