@@ -71,8 +71,14 @@ public struct ReplaySource: IngestSource {
             if stop.isRaised { return }
             counters.records.add(1, ordering: .relaxed)
             if let speed {
-                let wait = wall0 + (rec.t - t0) / speed - Date().timeIntervalSince1970
-                if wait > 0, stop.sleep(.microseconds(Int64(wait * 1_000_000))) { return }
+                // A capture's times come from a file: a gap of years (or t = 1e300) waits in
+                // hour-long steps, stoppable, instead of overflowing a Duration.
+                let due = wall0 + (rec.t - t0) / speed
+                var wait = due - Date().timeIntervalSince1970
+                while wait > 0 {
+                    if stop.sleep(.microseconds(Int64(min(wait, 3600) * 1_000_000))) { return }
+                    wait = due - Date().timeIntervalSince1970
+                }
             }
             let device: UInt16
             if let d = deviceSlots[rec.device] { device = d } else {

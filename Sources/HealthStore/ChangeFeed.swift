@@ -156,6 +156,8 @@ extension HealthStore {
     public func changes(types: [QuantityType] = [], matching predicate: SampleQuery? = nil,
                         since anchor: ChangeAnchor?, limit: Int? = nil) throws -> ChangeSet {
         if let limit, limit < 1 { throw ChangeFeedError.invalidLimit(limit) }
+        // One more row than the limit is read to tell whether more follow: keep room for it.
+        let limit = limit.map { min($0, Int.max - 1) }
         return try read { db in
             // One read transaction, so both sequences and both result sets come from one snapshot.
             try Self.beginSnapshot(db)

@@ -203,12 +203,20 @@ public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
         case .minutes, .hours:
             return fallback
         case .days(let n):
-            return calendar.date(byAdding: .day, value: k * n, to: anchor) ?? fallback
+            return calendarStep(.day, k, n, anchor: anchor, calendar: calendar) ?? fallback
         case .weeks(let n):
-            return calendar.date(byAdding: .day, value: k * n * 7, to: anchor) ?? fallback
+            let (days, overflow) = n.multipliedReportingOverflow(by: 7)
+            return overflow ? fallback : calendarStep(.day, k, days, anchor: anchor, calendar: calendar) ?? fallback
         case .months(let n):
-            return calendar.date(byAdding: .month, value: k * n, to: anchor) ?? fallback
+            return calendarStep(.month, k, n, anchor: anchor, calendar: calendar) ?? fallback
         }
+    }
+
+    /// `k` × `n` calendar days or months from `anchor`; nil when the count is too large for
+    /// `Int` (a huge `--interval`), so the caller falls back to nominal seconds instead of trapping.
+    private func calendarStep(_ unit: Calendar.Component, _ k: Int, _ n: Int, anchor: Date, calendar: Calendar) -> Date? {
+        let (count, overflow) = k.multipliedReportingOverflow(by: n)
+        return overflow ? nil : calendar.date(byAdding: unit, value: count, to: anchor)
     }
 }
 

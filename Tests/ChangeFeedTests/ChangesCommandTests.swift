@@ -96,6 +96,31 @@ struct ChangesCommandTests {
         #expect(try await CLI.run(["tombstones", "--retention", "soon", "--db", db.path]).status == 64)
     }
 
+    @Test("hostile numbers: a limit of Int.max, a retention past 100 years, a huge stored retention")
+    func hostileNumbers() async throws {
+        // Issue #17 audit: `changes --limit 9223372036854775807` trapped (limit + 1), and
+        // `tombstones --retention 9223372036854775807d` stored the value, then trapped showing it.
+        let db = TempDB()
+        let store = try db.open()
+        try store.save([try heartRate(70, at: 0)])
+        let all = try await CLI.run(["changes", "--limit", "9223372036854775807", "--json", "--db", db.path])
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect((jsonObject(all.stdout)?["samples"] as? [Any])?.count == 1)
+        #expect(jsonObject(all.stdout)?["hasMore"] as? Bool == false)
+
+        for text in ["9223372036854775807d", "1e300s", "36501d"] {
+            let r = try await CLI.run(["tombstones", "--retention", text, "--db", db.path])
+            #expect(r.status == 64 && r.stderr.contains("longer than 100 years"), "\(text): \(r.stderr)")
+        }
+        #expect(try await CLI.run(["tombstones", "--retention", "36500d", "--db", db.path]).status == 0)
+        // A retention the API accepts but no duration text can show (another program, an older
+        // version): shown in seconds, not a trap.
+        try store.setTombstoneRetention(1e300)
+        let shown = try await CLI.run(["tombstones", "--db", db.path])
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.stdout.contains("retention: 1e+300s") || shown.stdout.contains("retention: 1e300s"), "\(shown.stdout)")
+    }
+
     @Test("every change-feed command's --help teaches with an example")
     func help() async throws {
         for cmd in ["changes", "watch", "tombstones"] {

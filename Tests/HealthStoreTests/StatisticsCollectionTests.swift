@@ -248,4 +248,19 @@ struct StatisticsCollectionTests {
         // The stored samples stay readable (and so deletable).
         #expect(try tmp.store.samples(SampleQuery(type: .stepCount)).count == 2)
     }
+
+    @Test("a day, week or month count too large for Int arithmetic does not trap the bucket walk", arguments: [
+        StatisticsInterval.days(Int.max), .weeks(Int.max), .weeks(Int.max / 7 + 1), .days(Int.max / 2), .months(Int.max),
+    ])
+    func hugeCalendarIntervals(interval: StatisticsInterval) throws {
+        // Issue #17 audit: `stats --interval 9223372036854775807d` trapped in bucketStart (k × n).
+        // Whether such an interval should be accepted at all is the option rule's business; the
+        // store must answer (one bucket holding everything), not crash.
+        let tmp = try TempStore()
+        try tmp.store.save([try sample(.stepCount, 5, from: 0, to: 60), try sample(.stepCount, 7, from: 86_400, to: 86_460)])
+        let b = try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum),
+                                                   interval: interval, timeZone: TimeZone(identifier: "UTC")!)
+        #expect(b.count == 1)
+        #expect(b.first?.values.sum == 12)
+    }
 }

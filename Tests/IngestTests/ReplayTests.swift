@@ -3,6 +3,9 @@ import HealthModel
 import HealthStore
 import Testing
 import HealthGateTesting
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// `healthgate replay` over the shipped captures, as a real child process.
 @Suite(.serialized) struct ReplayTests {
@@ -67,6 +70,40 @@ import HealthGateTesting
         let second = try store.samples(SampleQuery(type: .stepCount))
         #expect(second.count == first.count)
         #expect(second.reduce(0) { $0 + $1.quantity.value } == total)
+    }
+
+    /// Issue #17 audit: a capture's times come from a file. A gap of 1e300 s at `--speed` used to
+    /// trap converting the wait to Int64; now replay waits (in stoppable steps) and SIGTERM ends
+    /// it cleanly with what it stored. A speed that cannot be honoured is refused up front.
+    @Test func aHugeGapInACaptureWaitsStoppablyInsteadOfTrapping() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hg-replay-gap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("gap.capture.jsonl")
+        let device = #""device":{"name":"S","localIdentifier":"AA:BB:CC:DD:EE:01"},"address":"AA:BB:CC:DD:EE:01","characteristic":"2A37""#
+        try """
+            {"format":"healthgate-capture","version":1}
+            {"t":1790000000,"kind":"ble",\(device),"hex":"1648"}
+            {"t":1e300,"kind":"ble",\(device),"hex":"1649"}
+
+            """.write(to: file, atomically: true, encoding: .utf8)
+        let db = tempDBPath("replay-gap")
+        let child = try Child(["replay", file.path, "--db", db, "--speed", "1000", "--json"])
+        var stored = 0
+        for _ in 0..<600 where stored == 0 && child.process.isRunning {
+            try? await Task.sleep(for: .milliseconds(50))
+            stored = (try? HealthStore(path: db).count(SampleQuery(type: .heartRate))) ?? 0
+        }
+        #expect(stored == 1, "the record before the gap is stored while replay waits: \(child.stderr)")
+        #expect(child.process.isRunning, "replay must still be waiting for the record after the gap: \(child.stderr)")
+        child.signal(SIGTERM)
+        let status = await offThread { child.wait() }
+        #expect(status == 0, "\(child.stderr)")
+
+        for speed in ["1e-300", "0", "nan", "1e300"] {
+            let refused = try Child(["replay", file.path, "--db", db, "--speed", speed])
+            #expect(await offThread { refused.wait() } == 64, "--speed \(speed): \(refused.stderr)")
+            #expect(refused.stderr.contains("--speed must be"))
+        }
     }
 
     @Test func aMissingFileExits66() async throws {

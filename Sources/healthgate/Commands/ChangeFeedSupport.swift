@@ -40,9 +40,16 @@ enum ChangeOutput {
 
 /// Parses durations such as `30d`, `12h`, `90m`, `45s`, `2w` into seconds.
 enum DurationText {
+    /// The longest duration accepted: 100 years (36500d). Longer is a typo, and would not fit
+    /// the whole-unit display.
+    static let maximumSeconds: TimeInterval = 36_500 * 86_400
+
     static func seconds(_ text: String, option: String) throws -> TimeInterval {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
         if let last = text.last, let mult = units[last], let n = Double(text.dropLast()), n > 0, n.isFinite {
+            guard n * mult <= maximumSeconds else {
+                throw CLIFailure("\(option) '\(text)' is longer than 100 years: use at most 36500d.", code: .usage)
+            }
             return n * mult
         }
         throw CLIFailure("\(option) '\(text)' is not a duration: use a number with s, m, h, d or w, such as 30d.",
@@ -51,8 +58,10 @@ enum DurationText {
 
     /// `2592000` → `30d`, for display.
     static func text(_ seconds: TimeInterval) -> String {
+        // `Int(exactly:)`: a retention stored by an older version (or another program) may be
+        // too large for Int; it is shown in seconds instead of trapping.
         for (u, m) in [("w", 604_800.0), ("d", 86_400), ("h", 3600), ("m", 60)] where seconds >= m && seconds.truncatingRemainder(dividingBy: m) == 0 {
-            return "\(Int(seconds / m))\(u)"
+            if let n = Int(exactly: seconds / m) { return "\(n)\(u)" }
         }
         return "\(Table.number(seconds))s"
     }

@@ -59,8 +59,10 @@ struct DemoCommand: ParsableCommand {
         guard (0...64).contains(straps), (0...16).contains(pedometers) else {
             throw ValidationError("--straps must be 0…64 and --pedometers 0…16")
         }
-        guard rate > 0, rate <= 1_000 else { throw ValidationError("--rate must be in (0, 1000] notifications per second") }
-        guard duration >= 0 else { throw ValidationError("--duration must not be negative") }
+        guard rate >= 0.01, rate <= 1_000 else { throw ValidationError("--rate must be 0.01…1000 notifications per second") }
+        guard duration >= 0, duration <= 31_536_000 else {
+            throw ValidationError("--duration must be 0 (until Ctrl-C) up to 31536000 seconds (a year)")
+        }
     }
 
     func run() throws {
@@ -156,8 +158,12 @@ final class DemoSimulation: Sendable {
                     if p.notifyHeartRate(m.encode()) { notificationsSent.add(1, ordering: .relaxed) }
                 }
                 next += period
-                let wait = next - Date().timeIntervalSince1970
-                if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+                // Short naps: a stop is noticed within 50 ms even at the lowest rate (100 s apart).
+                while running.load(ordering: .acquiring) {
+                    let wait = next - Date().timeIntervalSince1970
+                    if wait <= 0 { break }
+                    usleep(UInt32(min(wait, 0.05) * 1_000_000))
+                }
             }
             driverDone.signal()
         }

@@ -38,7 +38,9 @@ struct ReplayCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let speed, !(speed > 0) { throw ValidationError("--speed must be a positive number") }
+        if let speed, !(speed >= 0.001 && speed <= 1_000_000) {
+            throw ValidationError("--speed must be 0.001…1000000 times the recorded rate; use --max for as fast as possible")
+        }
         if speed != nil && max { throw ValidationError("give --speed X or --max, not both") }
     }
 
