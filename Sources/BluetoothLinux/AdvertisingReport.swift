@@ -79,8 +79,10 @@ public enum HCIEventParser {
             let dataLength = Int(p[i + 8])
             guard i + 9 + dataLength + 1 <= p.count else { throw Failure.truncated("report \(n) data (\(dataLength) bytes)") }
             let rssiByte = Int8(bitPattern: p[i + 9 + dataLength])
+            // Six bytes by the length check above; checked anyway, as every field from the air.
+            guard let address = BluetoothAddress(littleEndian: p[(i + 2)..<(i + 8)]) else { throw Failure.truncated("report \(n) address") }
             out.append(AdvertisingReport(
-                address: BluetoothAddress(littleEndian: p[(i + 2)..<(i + 8)])!,
+                address: address,
                 addressType: AddressType(hci: p[i + 1]),
                 eventType: p[i],
                 rssi: rssiByte == 127 ? nil : rssiByte,
@@ -102,8 +104,9 @@ public enum HCIEventParser {
             guard i + 24 + dataLength <= p.count else { throw Failure.truncated("extended report \(n) data (\(dataLength) bytes)") }
             let props = UInt16(p[i]) | UInt16(p[i + 1]) << 8
             let rssiByte = Int8(bitPattern: p[i + 13])
+            guard let address = BluetoothAddress(littleEndian: p[(i + 3)..<(i + 9)]) else { throw Failure.truncated("extended report \(n) address") }
             out.append(AdvertisingReport(
-                address: BluetoothAddress(littleEndian: p[(i + 3)..<(i + 9)])!,
+                address: address,
                 addressType: AddressType(hci: p[i + 2]),
                 eventType: legacyEventType(props),
                 rssi: rssiByte == 127 ? nil : rssiByte,

@@ -206,6 +206,10 @@ enum UnitParser {
                 }
                 let (f, o, d) = try parseFactor(String(piece), original: original)
                 atomCount += 1
+                // With exponents within ±9, eight factors keep every dimension inside Int8.
+                guard atomCount <= 8 else {
+                    throw HealthModelError.invalidUnit(original, reason: "more than 8 factors")
+                }
                 if o != 0 { offset = o }
                 let power = sign
                 factor *= pow(f, Double(power))
@@ -225,8 +229,9 @@ enum UnitParser {
         if let caret = piece.firstIndex(of: "^") {
             symbol = String(piece[..<caret])
             let exp = piece[piece.index(after: caret)...]
-            guard let p = Int(exp), p != 0 else {
-                throw HealthModelError.invalidUnit(original, reason: "'\(exp)' after '^' is not a non-zero integer")
+            // Bounded: dimensions are Int8 exponents, and `m^-9223372036854775808` must not trap.
+            guard let p = Int(exp), p != 0, (-9...9).contains(p) else {
+                throw HealthModelError.invalidUnit(original, reason: "'\(exp)' after '^' is not a non-zero integer from -9 to 9")
             }
             power = p
         }

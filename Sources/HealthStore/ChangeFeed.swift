@@ -33,7 +33,7 @@ public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
     public init(string: String) throws {
         let parts = string.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", !parts[1].isEmpty,
-              parts[1].allSatisfy(\.isHexDigit),
+              parts[1].allSatisfy({ $0.isASCII && $0.isHexDigit }),
               let a = Int64(parts[2]), let t = Int64(parts[3]), a >= 0, t >= 0 else {
             throw ChangeFeedError.invalidAnchor(string)
         }

@@ -128,8 +128,7 @@ public struct LineFramer: Sendable {
     /// Trims spaces, tabs, NULs and other whitespace from both ends.
     static func trim(_ s: String) -> String {
         func isPad(_ c: Character) -> Bool { c.isWhitespace || c == "\u{0}" }
-        guard let first = s.firstIndex(where: { !isPad($0) }) else { return "" }
-        let last = s.lastIndex(where: { !isPad($0) })!
+        guard let first = s.firstIndex(where: { !isPad($0) }), let last = s.lastIndex(where: { !isPad($0) }) else { return "" }
         return String(s[first...last])
     }
 }

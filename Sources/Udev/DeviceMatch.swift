@@ -14,7 +14,8 @@ public enum DeviceMatch: Sendable, Hashable, Codable, CustomStringConvertible {
     /// `by-id:PATH` (or a path under /dev/serial/by-id/), or `tag:T`.
     /// - Throws: ``DeviceMatchError`` naming the accepted forms.
     public init(parsing text: String) throws {
-        func hex4(_ s: Substring) -> Bool { s.count == 4 && s.allSatisfy(\.isHexDigit) }
+        // ASCII only: `isHexDigit` also takes full-width digits, which no udev id ever has.
+        func hex4(_ s: Substring) -> Bool { s.count == 4 && s.allSatisfy { $0.isASCII && $0.isHexDigit } }
         if text.hasPrefix("serial:"), text.count > 7 { self = .serial(String(text.dropFirst(7))); return }
         if text.hasPrefix("tag:"), text.count > 4 { self = .tag(String(text.dropFirst(4))); return }
         if text.hasPrefix("by-id:"), text.count > 6 { self = .byID(String(text.dropFirst(6))); return }

@@ -182,7 +182,8 @@ struct AnchoredQueryTests {
         } catch let e as ChangeFeedError {
             #expect(e.requiresResync)
         }
-        for bad in ["", "v1", "v2:00:1:1", "v1:zz:1:1", "v1:00:-1:0", "v1:00:1"] {
+        for bad in ["", "v1", "v2:00:1:1", "v1:zz:1:1", "v1:00:-1:0", "v1:00:1", "v1:\u{FF10}\u{FF10}:1:1",
+                    "v1:00:9223372036854775808:0"] {
             #expect(throws: ChangeFeedError.self) { try ChangeAnchor(string: bad) }
         }
         #expect(throws: ChangeFeedError.self) { try sa.changes(since: nil, limit: 0) }

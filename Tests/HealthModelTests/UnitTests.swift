@@ -51,9 +51,19 @@ struct UnitTests {
         }
     }
 
-    @Test("invalid strings are rejected with a reason", arguments: ["", "bogus", "kg/m/s", "m^x", "m^0", "kcount", "kg..m", "degC/s"])
+    @Test("invalid strings are rejected with a reason", arguments: ["", "bogus", "kg/m/s", "m^x", "m^0", "kcount", "kg..m", "degC/s",
+                                                                      // Issue #17 audit: these trapped (abs(Int.min), Int8 overflow) or hung.
+                                                                      "m^-9223372036854775808", "m^9223372036854775807", "m^10", "m^-10",
+                                                                      "m.m.m.m.m.m.m.m.m", "m^9.m^9.m^9.m^9.m^9.m^9.m^9.m^9/s.s"])
     func invalid(text: String) {
         #expect(throws: HealthModelError.self) { try HealthUnit(text) }
+    }
+
+    @Test("the grammar's limits: exponents ±9, eight factors")
+    func limits() throws {
+        #expect(try HealthUnit("m^9").dimension == Dimension(length: 9))
+        #expect(try HealthUnit("m^-9").dimension == Dimension(length: -9))
+        #expect(try HealthUnit("m^9.m^9.m^9.m^9/m^9.m^9.m^9.m^9").dimension == .dimensionless)
     }
 
     @Test("temperatures convert with their offsets")

@@ -23,7 +23,8 @@ import Testing
         #expect(try DeviceMatch(parsing: rule.description) == rule)
     }
 
-    @Test(arguments: ["", "*", "all", "0403", "0403:60011", "serial:", "tag:", "xyz:0403:6001", "ttyUSB0"])
+    @Test(arguments: ["", "*", "all", "0403", "0403:60011", "serial:", "tag:", "xyz:0403:6001", "ttyUSB0",
+                      "\u{FF10}403:6001", "0403:\u{FF16}001"])   // full-width digits: a rule no udev id can match
     func badRulesAreRejected(_ text: String) {
         #expect(throws: DeviceMatchError.self) { try DeviceMatch(parsing: text) }
     }
