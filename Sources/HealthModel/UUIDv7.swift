@@ -83,7 +83,9 @@ extension UUID {
     /// this way, so re-importing a file does not duplicate them): the bits taken from the two
     /// values are fixed.
     public static func timeOrdered<G: RandomNumberGenerator>(at date: Date, using generator: inout G) -> UUID {
-        let ms = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        // The field is 48 bits of milliseconds (to year 10889): clamp instead of trapping on a
+        // date from outside that is far off (or NaN, which max(0, _) turns into 0).
+        let ms = UInt64(min(max(0, date.timeIntervalSince1970 * 1000), 0xFFFF_FFFF_FFFF).rounded(.down))
         let r1 = generator.next() as UInt64
         let r2 = generator.next() as UInt64
         // Bytes 6–7 come from r1's top two bytes, bytes 8–13 from its low six, 14–15 from r2's top two.

@@ -144,6 +144,16 @@ struct SampleValidationTests {
         #expect(ms(ids[0]) >= before && ms(ids[0]) <= after)
     }
 
+    @Test("a v7 UUID for a date out of the 48-bit range clamps instead of trapping")
+    func uuidV7Clamps() {
+        // Issue #17 audit: UInt64(t × 1000) trapped for a far-off date from outside.
+        let far = UUID.timeOrdered(at: Date(timeIntervalSince1970: 1e300))
+        let before = UUID.timeOrdered(at: Date(timeIntervalSince1970: -1e300))
+        #expect(far.uuidString.hasPrefix("FFFFFFFF-FFFF-7"))
+        #expect(before.uuidString.hasPrefix("00000000-0000-7"))
+        #expect(UUID.timeOrdered(at: Date(timeIntervalSince1970: .nan)).uuidString.hasPrefix("00000000-0000-7"))
+    }
+
     @Test("ISO 8601 round-trips whole and fractional seconds")
     func iso() {
         #expect(ISO8601.string(now) == "2026-09-21T14:13:20Z")
