@@ -58,6 +58,12 @@ struct HealthGate: AsyncParsableCommand {
     /// work they start themselves (a strap's GATT setup in `run` and `demo` awaits on that
     /// pool), and the daemon would never subscribe a strap.
     static func main(_ arguments: [String]?) async {
+        // A stop request always stops healthgate. SIGTERM's disposition is inherited across
+        // exec, and a parent that traps its signals the way `run` does (SIG_IGN plus a dispatch
+        // source: Gateway's SignalTrap) would otherwise pass an ignored SIGTERM on, and `watch`
+        // or `stats --follow`, which end by the default action, could not be stopped. Commands
+        // that stop gracefully install their own trap after this.
+        signal(SIGTERM, SIG_DFL)
         do {
             let command = try await asyncParseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {

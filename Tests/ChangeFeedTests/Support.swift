@@ -2,6 +2,7 @@ import Foundation
 import HealthGateTesting
 import HealthModel
 import HealthStore
+import Testing
 
 /// A fresh temporary directory holding a store file, removed when the value is dropped.
 final class TempDB {
@@ -73,8 +74,9 @@ final class Child: @unchecked Sendable {
     private var lines: [String] = []
     private var readers: [Thread] = []
 
-    init(_ args: [String]) throws {
-        process.executableURL = CLI.binary
+    /// Starts `executable` (the built `healthgate` unless given) with `args`.
+    init(_ args: [String], executable: URL = CLI.binary) throws {
+        process.executableURL = executable
         process.arguments = args
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -135,13 +137,20 @@ final class Child: @unchecked Sendable {
         return false
     }
 
-    /// Stops the child (SIGTERM) and waits for it on a plain thread.
+    /// Stops the child (SIGTERM) and waits for it on a plain thread, with a bound: a child still
+    /// running 20 s after SIGTERM is killed (SIGKILL) and the test fails, instead of hanging.
     func stop() async {
         let p = process
-        await offThread {
+        let ignoredTerm = await offThread { () -> Bool in
             if p.isRunning { p.terminate() }
-            p.waitUntilExit()
+            let deadline = Date().addingTimeInterval(20)
+            while p.isRunning && Date() < deadline { usleep(20_000) }
+            guard p.isRunning else { return false }
+            kill(p.processIdentifier, SIGKILL)
+            while p.isRunning { usleep(20_000) }
+            return true
         }
+        if ignoredTerm { Issue.record("healthgate \(p.arguments ?? []) did not stop within 20 s of SIGTERM") }
     }
 
     deinit {
