@@ -1,5 +1,6 @@
 import Foundation
 import HealthGateTesting
+import HealthStore
 import Testing
 
 /// A process that traps its signals the way `run` does (SIG_IGN plus a dispatch source) passes
