@@ -451,7 +451,44 @@ private struct Parser {
         do { try c.ingest.validate() } catch {
             throw fail(Place(table: "ingest"), error.description)
         }
+        try checkDuplicates(c)
         return c
+    }
+
+    /// Two straps with one address (or socket), or two pedometers with one `id` (or, without
+    /// ids, one `path`), would be one device with one registry row and one counter state fed
+    /// from two places: refused, naming both lines.
+    func checkDuplicates(_ c: GatewayConfig) throws(ConfigError) {
+        func firstRepeat(_ keys: [String?]) -> (first: Int, second: Int)? {
+            var seen: [String: Int] = [:]
+            for (i, k) in keys.enumerated() {
+                guard let k else { continue }
+                if let j = seen[k] { return (j, i) }
+                seen[k] = i
+            }
+            return nil
+        }
+        func refuse(_ table: String, _ key: String, _ value: String, _ pair: (first: Int, second: Int), _ why: String) -> ConfigError {
+            let firstLine = line(of: Place(table: table, index: pair.first, key: key)).map { "\(file):\($0)" } ?? file
+            return fail(Place(table: table, index: pair.second, key: key),
+                        "'\(value)' is already used by [[\(table)]] #\(pair.first + 1) at \(firstLine); \(why)")
+        }
+        if let d = firstRepeat(c.straps.map(\.address)) {
+            throw refuse("strap", "address", c.straps[d.second].address ?? "", d,
+                         "one strap can have one connection: remove one of the two [[strap]] tables")
+        }
+        if let d = firstRepeat(c.straps.map(\.socket)) {
+            throw refuse("strap", "socket", c.straps[d.second].socket ?? "", d,
+                         "one socket carries one strap: remove one of the two [[strap]] tables")
+        }
+        if let d = firstRepeat(c.pedometers.map(\.id)) {
+            throw refuse("pedometer", "id", c.pedometers[d.second].id ?? "", d,
+                         "two pedometers with one id would share one counter state: give each its own 'id'")
+        }
+        if let d = firstRepeat(c.pedometers.map { $0.id == nil ? $0.path : nil }) {
+            throw refuse("pedometer", "path", c.pedometers[d.second].path ?? "", d,
+                         "two rules for one port would be one device with one counter state: remove one of the two [[pedometer]] tables")
+        }
     }
 
     /// `sizeof(sun_path)` − 1 on Linux.

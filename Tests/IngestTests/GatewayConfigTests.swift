@@ -79,6 +79,44 @@ import Testing
         #expect(c.ingest.batchSize == 7)
     }
 
+    @Test(arguments: [
+        // Two straps with one address (case does not matter): the second is named, with the first's line.
+        ConfigCase(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\nname = \"a\"\n\n[[strap]]\naddress = \"aa:bb:cc:dd:ee:ff\"\n",
+                   line: 6, says: "'address' in [[strap]] #2: 'AA:BB:CC:DD:EE:FF' is already used by [[strap]] #1 at /etc/healthgate.toml:2"),
+        ConfigCase(text: "[[strap]]\nsocket = \"/run/s.sock\"\n[[strap]]\nsocket = \"/run/s.sock\"\n",
+                   line: 4, says: "is already used by [[strap]] #1 at /etc/healthgate.toml:2"),
+        // Two pedometers with one id would share one counter state.
+        ConfigCase(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\nid = \"walk\"\n[[pedometer]]\npath = \"/dev/ttyUSB1\"\nid = \"walk\"\n",
+                   line: 6, says: "'walk' is already used by [[pedometer]] #1 at /etc/healthgate.toml:3; two pedometers with one id would share one counter state"),
+        // Without ids, two rules for one path are one device too.
+        ConfigCase(text: "[[pedometer]]\npath = \"/dev/ttyUSB0\"\n[[pedometer]]\npath = \"/dev/ttyUSB0\"\n",
+                   line: 4, says: "is already used by [[pedometer]] #1 at /etc/healthgate.toml:2"),
+    ])
+    func refusesDuplicateDevicesNamingBothLines(_ c: ConfigCase) {
+        expectConfigError(c)
+    }
+
+    @Test func distinctDevicesAreAccepted() throws {
+        let c = try GatewayConfig.parse("""
+            [[strap]]
+            address = "AA:BB:CC:DD:EE:01"
+            [[strap]]
+            address = "AA:BB:CC:DD:EE:02"
+            [[pedometer]]
+            path = "/dev/ttyUSB0"
+            id = "a"
+            [[pedometer]]
+            path = "/dev/ttyUSB0"
+            id = "b"
+            [[pedometer]]
+            vendor = "0403"
+            [[pedometer]]
+            vendor = "0403"
+            product = "6001"
+            """, file: "t.toml")
+        #expect(c.straps.count == 2 && c.pedometers.count == 4)
+    }
+
     @Test func aMissingFileSaysSo() {
         #expect(throws: ConfigError.self) { try GatewayConfig.load(path: "/nonexistent/healthgate.toml") }
     }

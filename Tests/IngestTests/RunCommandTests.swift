@@ -25,6 +25,13 @@ import Testing
         #expect(child.stderr.contains("flush_interval_ms"), "\(child.stderr)")
     }
 
+    @Test func twoPedometersWithOneIdExit78NamingBothLines() async throws {
+        let cfg = try write("[[pedometer]]\npath = \"/dev/null\"\nid = \"p\"\n\n[[pedometer]]\npath = \"/dev/zero\"\nid = \"p\"\n")
+        let child = try Child(["run", "--config", cfg, "--db", tempDBPath("cfg")])
+        #expect(await offThread { child.wait() } == 78)
+        #expect(child.stderr.contains("\(cfg):7:") && child.stderr.contains("\(cfg):3"), "\(child.stderr)")
+    }
+
     @Test func aMissingConfigExits78() async throws {
         let child = try Child(["run", "--config", "/nonexistent/healthgate.toml", "--db", tempDBPath("cfg")])
         #expect(await offThread { child.wait() } == 78)
