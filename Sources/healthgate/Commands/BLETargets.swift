@@ -37,7 +37,7 @@ struct ConnectOptions: ParsableArguments {
 
     func validate() throws {
         if let connectTimeout, !(connectTimeout > 0 && connectTimeout <= 600) {
-            throw ValidationError("--connect-timeout must be between 0 and 600 seconds.")
+            throw ValidationError("--connect-timeout must be more than 0 and at most 600 seconds (got \(connectTimeout)).")
         }
     }
 

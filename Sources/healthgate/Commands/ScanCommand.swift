@@ -45,7 +45,7 @@ struct ScanCommand: ParsableCommand {
     @OptionGroup var store: StoreLocation
 
     func validate() throws {
-        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds.") }
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be more than 0 and at most 3600 seconds (got \(timeout)).") }
     }
 
     func run() throws {
