@@ -48,10 +48,11 @@ public enum HealthGateExecutable {
     /// Blocks the calling thread; from async tests call it off the cooperative pool. A child
     /// still running after `timeout` is killed with SIGKILL (status 9, and stderr says so), so a
     /// hanging command fails its test instead of hanging the run.
+    /// `launcher` runs another program instead, with `arguments` (a wrapper such as `setpriv … healthgate`).
     public static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
                            stdin: Data? = nil, timeout: Duration = .seconds(300),
-                           executable: String = "healthgate") throws -> Result {
-        guard let url = url(named: executable) else { throw NotBuilt(name: executable) }
+                           executable: String = "healthgate", launcher: URL? = nil) throws -> Result {
+        guard let url = launcher ?? url(named: executable) else { throw NotBuilt(name: executable) }
         let p = Process()
         p.executableURL = url
         p.arguments = arguments

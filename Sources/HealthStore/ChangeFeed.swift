@@ -315,18 +315,6 @@ extension HealthStore {
         }
     }
 
-    /// `PRAGMA data_version` of this store's connection: it changes whenever *another*
-    /// connection (in this or any process) commits. The observer's cheap "anything new?" test.
-    package func dataVersion() throws -> Int64 {
-        try read { db in
-            let st = try db.prepare("PRAGMA data_version")
-            _ = try st.step()
-            let v = st.int64(0)
-            st.reset()
-            return v
-        }
-    }
-
     // MARK: Internals (lock held)
 
     /// Opens a read transaction so several statements see one snapshot.

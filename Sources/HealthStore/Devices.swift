@@ -116,6 +116,45 @@ extension HealthStore {
         }
     }
 
+    /// Removes a device from the registry (`healthgate devices forget`), HealthKit-like: its
+    /// samples stay, each still naming its device. In one transaction: the given persisted
+    /// state keys (a pedometer's counter state) are removed; the row is deleted when no sample
+    /// references it, otherwise it keeps only the sample-facing fields (name, manufacturer,
+    /// model, versions, local identifier) and loses the registry's (kind becomes `other`;
+    /// address, alias, last seen, battery, sensor location and extra are cleared), so it is no
+    /// longer listed and a later pairing or connection registers it afresh.
+    /// - Throws: ``StoreError/notFound(_:)`` when no registry device has this local identifier.
+    @discardableResult
+    public func forgetDevice(localIdentifier: String, stateKeys: [String] = []) throws -> ForgottenDevice {
+        guard let record = try device(localIdentifier: localIdentifier), record.kind != .other, let id = record.id else {
+            throw StoreError.notFound("no remembered device has local identifier '\(localIdentifier)'; `healthgate devices` lists them")
+        }
+        return try write { w in
+            let db = w.connection
+            let count = try db.prepare("SELECT count(*) FROM samples WHERE device_id = ?")
+            count.bind(1, id)
+            _ = try count.step()
+            let samples = count.int(0)
+            count.reset()
+            var removed: [String] = []
+            let del = try db.prepare("DELETE FROM state WHERE key = ?")
+            for key in stateKeys {
+                del.reset()
+                del.bind(1, key)
+                try del.run()
+                if db.changes > 0 { removed.append(key) }
+            }
+            let row = try db.prepare(samples == 0 ? "DELETE FROM devices WHERE id = ?" : """
+                UPDATE devices SET kind = 'other', address = NULL, address_type = NULL, alias = NULL, last_seen = NULL,
+                    battery = NULL, sensor_location = NULL, extra = NULL WHERE id = ?
+                """, cached: false)
+            row.bind(1, id)
+            try row.run()
+            forgetCachedDeviceIDs()
+            return ForgottenDevice(record: record, samples: samples, removedStateKeys: removed, rowDeleted: samples == 0)
+        }
+    }
+
     /// Every known device, registry devices (with a kind other than `other`) first, then by name.
     public func devices(kind: DeviceKind? = nil) throws -> [DeviceRecord] {
         try queryDevices(kind.map { ("kind = ?", [SQLValue.text($0.rawValue)]) } ?? ("1", []))
@@ -168,4 +207,17 @@ extension HealthStore {
             return out
         }
     }
+}
+
+/// What ``HealthStore/forgetDevice(localIdentifier:stateKeys:)`` did.
+public struct ForgottenDevice: Sendable, Hashable {
+    /// The registry record as it was before.
+    public var record: DeviceRecord
+    /// Samples from the device; they stay in the store.
+    public var samples: Int
+    /// The persisted state keys that existed and were removed.
+    public var removedStateKeys: [String]
+    /// True when the row was deleted (no sample referenced it); false when it was kept, without
+    /// its registry fields, for the samples that name it.
+    public var rowDeleted: Bool
 }

@@ -22,35 +22,72 @@ public final class HealthStore: @unchecked Sendable {
     public let path: String
     /// The types this store understands; samples of other types are refused.
     public let registry: QuantityTypeRegistry
+    /// How the file was opened.
+    public let mode: StoreOpenMode
 
     // Everything below is guarded by `lock`.
     private let lock = NSLock()
-    private let db: Connection
+    private var db: Connection
     private var typeIDs: [String: Int64] = [:]
     private var typesByID: [Int64: QuantityType] = [:]
     private var sourceIDs: [String: (Int64, Source)] = [:]
     private var deviceIDs: [Device: Int64] = [:]
     private var uuids = UUIDv7Generator()
+    /// Bumped each time an immutable read-only connection is reopened (``dataVersion()``).
+    private var generation: Int64 = 0
+    /// The main file as an immutable connection saw it at open: (size, mtime), to notice a writer.
+    private var immutableStamp: FileStamp?
 
-    /// Opens the store at `path`, creating the file (mode 0600) and its directories if needed,
-    /// and migrates the schema to the current version.
-    /// - Throws: ``StoreError`` when the file cannot be opened or has a newer schema.
-    public init(path: String, registry: QuantityTypeRegistry = .standard) throws {
+    /// Opens the store at `path`.
+    ///
+    /// ``StoreOpenMode/readWrite`` (the default) creates the file (mode 0600) and its
+    /// directories if needed and migrates the schema to the current version;
+    /// ``StoreOpenMode/readOnly`` never creates, migrates or writes anything (docs/store.md,
+    /// "Open modes"). Both refuse another application's SQLite file.
+    /// - Throws: ``StoreError``: `storeMissing` (read-only, no store there), `notHealthGateStore`,
+    ///   `schemaVersionLost`, `schemaTooNew`, `needsMigration` (read-only, older schema), or
+    ///   an open failure.
+    public init(path: String, registry: QuantityTypeRegistry = .standard, mode: StoreOpenMode = .readWrite) throws {
         self.path = path
         self.registry = registry
-        db = try Connection(path: path)
-        try Schema.migrate(db)
-        try registerTypes()
+        self.mode = mode
+        switch mode {
+        case .readWrite:
+            db = try Connection(path: path)
+            _ = try Schema.identify(db, path: path)
+            try db.enableWAL()
+            try Schema.migrate(db)
+            try registerTypes()
+        case .readOnly:
+            db = try Self.openReadOnly(path)
+            immutableStamp = db.isImmutable ? FileStamp(path) : nil
+            try loadTypes()
+        }
+    }
+
+    /// A writing store checkpoints when it goes away (docs/store.md, "Checkpoint on shutdown"):
+    /// SQLite copies the log into the main file at close only when its close is the last
+    /// connection to the file, and a reader (`watch`, a dashboard) is often still connected.
+    deinit {
+        if mode == .readWrite { db.checkpointBeforeClose() }
+    }
+
+    /// A read-only connection to a current HealthGate store.
+    private static func openReadOnly(_ path: String) throws -> Connection {
+        let db = try Connection(path: path, readOnly: true)
+        switch try Schema.identify(db, path: path) {
+        case .empty:
+            throw StoreError.storeMissing(path: path, reason: "the file has no tables yet")
+        case .healthGate(let version, _) where version < Schema.version:
+            throw StoreError.needsMigration(path: path, found: version, current: Schema.version)
+        case .healthGate:
+            return db
+        }
     }
 
     /// Makes sure every registry type has a row, and loads the type ids.
     private func registerTypes() throws {
-        let rows = try db.prepare("SELECT id, identifier FROM types", cached: false)
-        while try rows.step() {
-            if let ident = rows.string(1) {
-                typeIDs[ident] = rows.int64(0)
-            }
-        }
+        try loadTypes()
         let missing = registry.all.filter { typeIDs[$0.identifier] == nil }
         if !missing.isEmpty {
             try db.transaction {
@@ -61,11 +98,66 @@ public final class HealthStore: @unchecked Sendable {
                     try ins.run()
                 }
             }
-            typeIDs = [:]
-            let again = try db.prepare("SELECT id, identifier FROM types", cached: false)
-            while try again.step() { if let ident = again.string(1) { typeIDs[ident] = again.int64(0) } }
+            try loadTypes()
+        }
+    }
+
+    /// Loads the type ids. A registry type the file has no row for (a read-only store written by
+    /// an older build) gets a negative id no row has, so queries of it match nothing.
+    private func loadTypes() throws {
+        typeIDs = [:]
+        typesByID = [:]
+        let rows = try db.prepare("SELECT id, identifier FROM types", cached: false)
+        while try rows.step() {
+            if let ident = rows.string(1) { typeIDs[ident] = rows.int64(0) }
         }
         for t in registry.all { if let id = typeIDs[t.identifier] { typesByID[id] = t } }
+        if mode == .readOnly {
+            for (i, t) in registry.all.enumerated() where typeIDs[t.identifier] == nil { typeIDs[t.identifier] = -1 - Int64(i) }
+        }
+    }
+
+    /// The store's schema version (`PRAGMA user_version`; docs/store.md, "Migrations").
+    public var schemaVersion: Int {
+        get throws { try read { try $0.userVersion } }
+    }
+
+    /// Copies the write-ahead log into the main file and truncates it (TRUNCATE checkpoint),
+    /// so the main file alone holds every commit: what every writing process does when it
+    /// stops (docs/store.md, "Checkpoint on shutdown"). Waits up to the busy timeout for
+    /// readers. Nothing to do in read-only mode.
+    /// - Returns: false when a reader kept part of the log from being copied (it is copied at
+    ///   the next checkpoint; nothing is lost).
+    /// - Throws: ``StoreError`` on an I/O error.
+    @discardableResult
+    public func checkpoint() throws -> Bool {
+        try withConnection { try $0.checkpoint() }
+    }
+
+    /// For an immutable read-only connection (docs/store.md, "Open modes"): when a writer has
+    /// appeared since (a `-wal` file) or the main file changed, reopens the connection so later
+    /// reads see the new commits. Lock held.
+    private func refreshImmutable() throws {
+        guard db.isImmutable, let stamp = immutableStamp else { return }
+        var st = stat()
+        let walAppeared = stat(path + "-wal", &st) == 0
+        guard walAppeared || FileStamp(path) != stamp else { return }
+        db = try Self.openReadOnly(path)
+        immutableStamp = db.isImmutable ? FileStamp(path) : nil
+        generation += 1
+        try loadTypes()
+    }
+
+    /// A counter that changes whenever another connection commits: SQLite's `data_version`,
+    /// and, for an immutable read-only connection, the number of times it was reopened.
+    package func dataVersion() throws -> Int64 {
+        try read { db in
+            let st = try db.prepare("PRAGMA data_version")
+            _ = try st.step()
+            let v = st.int64(0)
+            st.reset()
+            return generation << 40 | v
+        }
     }
 
     // MARK: Low-level access for other HealthGate modules
@@ -97,13 +189,18 @@ public final class HealthStore: @unchecked Sendable {
     /// row this instance inserts ascend.
     func nextUUIDWords() -> (UInt64, UInt64) { uuids.nextWords() }
 
+    /// Drops the device id cache (a device row was deleted). Lock held.
+    func forgetCachedDeviceIDs() { deviceIDs.removeAll() }
+
     /// The connection, for code that already holds the lock.
     var unsafeConnection: Connection { db }
 
-    /// Runs a read under the lock.
+    /// Runs a read under the lock. An immutable read-only connection is first reopened when a
+    /// writer has appeared, so reads see its commits.
     func read<T>(_ body: (Connection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
+        if db.isImmutable { try refreshImmutable() }
         return try body(db)
     }
 
@@ -173,10 +270,17 @@ public final class HealthStore: @unchecked Sendable {
         guard let id = typeIDs[type.identifier], registry.contains(type.identifier) else {
             throw HealthModelError.unknownType(type.identifier)
         }
+        // A read-only placeholder: a writer may have registered the type since this store
+        // opened (a reader that opened a store while it was being created).
+        if id < 0 {
+            try loadTypes()
+            return typeIDs[type.identifier] ?? id
+        }
         return id
     }
 
     func type(id: Int64) throws -> QuantityType {
+        if typesByID[id] == nil, mode == .readOnly { try loadTypes() }   // registered after this store opened
         guard let t = typesByID[id] else { throw StoreError.corruptRow("type id \(id) is not in this HealthGate's type registry") }
         return t
     }
@@ -280,6 +384,31 @@ public final class HealthStore: @unchecked Sendable {
         s.bind(1, d.name); s.bind(2, d.manufacturer); s.bind(3, d.model); s.bind(4, d.hardwareVersion)
         s.bind(5, d.firmwareVersion); s.bind(6, d.softwareVersion); s.bind(7, d.localIdentifier)
         s.bind(8, d.udiDeviceIdentifier)
+    }
+}
+
+/// How a ``HealthStore`` opens its file (docs/store.md, "Open modes").
+public enum StoreOpenMode: Sendable, Hashable {
+    /// Create the file and its directories when missing, migrate the schema, read and write.
+    case readWrite
+    /// Read only: nothing is created, migrated or written; a missing store, an older schema or
+    /// a file that is not a HealthGate store is an error. Works for a user who may only read
+    /// the file.
+    case readOnly
+}
+
+/// A file's size and modification time, to notice that it changed.
+private struct FileStamp: Equatable {
+    var size: Int64
+    var seconds: Int
+    var nanoseconds: Int
+
+    init?(_ path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        size = Int64(st.st_size)
+        seconds = st.st_mtim.tv_sec
+        nanoseconds = st.st_mtim.tv_nsec
     }
 }
 

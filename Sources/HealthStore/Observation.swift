@@ -47,12 +47,15 @@ public final class ChangeObserver {
 
     private var lastVersion: Int64?
 
-    /// Opens its own connection to the store at `path` and fixes the starting point.
-    /// - Throws: ``StoreError`` when the file cannot be opened, ``ChangeFeedError`` when a
-    ///   given anchor is unusable (expired or from another store).
+    /// Opens its own read-only connection to the store at `path` (it never creates, migrates
+    /// or writes the store, so a user who may only read the file can observe it) and fixes
+    /// the starting point.
+    /// - Throws: ``StoreError`` when there is no current HealthGate store at `path` or it cannot
+    ///   be opened, ``ChangeFeedError`` when a given anchor is unusable (expired or from
+    ///   another store).
     public init(path: String, registry: QuantityTypeRegistry = .standard, types: [QuantityType] = [],
                 predicate: SampleQuery? = nil, start: ObservationStart = .now) throws {
-        store = try HealthStore(path: path, registry: registry)
+        store = try HealthStore(path: path, registry: registry, mode: .readOnly)
         self.types = types
         self.predicate = predicate
         switch start {

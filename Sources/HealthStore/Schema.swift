@@ -1,3 +1,6 @@
+import CSQLite
+import Foundation
+
 /// The store's schema as an ordered list of migrations. `PRAGMA user_version` holds how many
 /// have run; opening a store runs the rest, each in its own transaction. Append, never edit:
 /// a shipped migration is history (docs/store.md).
@@ -95,22 +98,77 @@ enum Schema {
     /// The schema version this build writes.
     static var version: Int { migrations.count }
 
-    /// Brings the database up to ``version``. Safe when several processes open a new file at
-    /// once: each step re-reads `user_version` inside its write transaction.
+    /// `PRAGMA application_id` of a HealthGate store ("HGDB"): set when the store is created,
+    /// and on the first writing open of a store created before it existed. Tells a HealthGate
+    /// store from another application's SQLite file without guessing from table names.
+    static let applicationID: Int32 = 0x4847_4442
+
+    /// The tables every HealthGate store has had since migration 1: how a store from before
+    /// ``applicationID`` is recognised.
+    static let coreTables: Set<String> = ["types", "sources", "devices", "samples", "deleted_samples", "state"]
+
+    /// What an opened file is.
+    enum Identity: Equatable {
+        /// No tables and schema version 0: a new (or empty) file.
+        case empty
+        /// A HealthGate store at this schema version; `stamped` when it carries ``applicationID``.
+        case healthGate(version: Int, stamped: Bool)
+    }
+
+    /// Reads what the file at `path` is, without writing anything.
+    /// - Throws: ``StoreError/notHealthGateStore(path:reason:)`` for another application's
+    ///   database, ``StoreError/schemaVersionLost(path:)`` for HealthGate tables at version 0,
+    ///   ``StoreError/schemaTooNew(found:supported:)`` for a newer schema.
+    static func identify(_ db: Connection, path: String) throws -> Identity {
+        let appID = Int32(truncatingIfNeeded: try db.int64Pragma("application_id"))
+        let userVersion = try db.userVersion
+        var tables: Set<String> = []
+        let st = try db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'", cached: false)
+        while try st.step() { if let n = st.string(0) { tables.insert(n) } }
+        if appID != applicationID && appID != 0 {
+            throw StoreError.notHealthGateStore(
+                path: path, reason: "its SQLite application_id is \(String(format: "0x%08X", UInt32(bitPattern: appID))), HealthGate's is \(String(format: "0x%08X", UInt32(bitPattern: applicationID)))")
+        }
+        if appID == 0 {
+            if tables.isEmpty && userVersion == 0 { return .empty }
+            guard coreTables.isSubset(of: tables) else {
+                let shown = tables.sorted().prefix(5).joined(separator: ", ")
+                throw StoreError.notHealthGateStore(
+                    path: path, reason: tables.isEmpty ? "it has schema version \(userVersion) but no tables"
+                        : "it is another SQLite database, with tables \(shown)\(tables.count > 5 ? ", …" : "")")
+            }
+        }
+        if userVersion == 0 { throw StoreError.schemaVersionLost(path: path) }
+        if userVersion > version { throw StoreError.schemaTooNew(found: userVersion, supported: version) }
+        return .healthGate(version: userVersion, stamped: appID == applicationID)
+    }
+
+    /// Brings the database up to ``version`` and stamps ``applicationID``. Safe when several
+    /// processes open a new file at once: each step re-reads `user_version` inside its write
+    /// transaction. Call after ``identify(_:path:)`` accepted the file.
     static func migrate(_ db: Connection) throws {
         let current = try db.userVersion
         if current > version { throw StoreError.schemaTooNew(found: current, supported: version) }
-        if current == version { return }
-        while true {
-            let done = try db.transaction { () throws -> Bool in
-                let v = try db.userVersion
-                if v > version { throw StoreError.schemaTooNew(found: v, supported: version) }
-                if v == version { return true }
-                try db.execute(migrations[v])
-                try db.setUserVersion(v + 1)
-                return false
+        if current < version {
+            while true {
+                let done = try db.transaction { () throws -> Bool in
+                    let v = try db.userVersion
+                    if v > version { throw StoreError.schemaTooNew(found: v, supported: version) }
+                    if v == version { return true }
+                    do {
+                        try db.execute(migrations[v])
+                    } catch let StoreError.sqlite(code, message, _) where code & 0xFF == SQLITE_ERROR {
+                        // The file's tables disagree with its version: say so, not the SQL.
+                        throw StoreError.migrationFailed(path: db.path, from: v, message: message)
+                    }
+                    try db.setUserVersion(v + 1)
+                    return false
+                }
+                if done { break }
             }
-            if done { return }
+        }
+        if Int32(truncatingIfNeeded: try db.int64Pragma("application_id")) != applicationID {
+            try db.transaction { try db.execute("PRAGMA application_id=\(applicationID)") }
         }
     }
 }

@@ -17,6 +17,17 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case invalidQuery(String)
     /// A computed number overflowed (a statistics sum of implausible stored values): bad data.
     case notFinite(String)
+    /// A read-only open found no store: the file is missing, a directory, or empty.
+    case storeMissing(path: String, reason: String)
+    /// The file is an SQLite database of another application (HealthGate leaves it untouched).
+    case notHealthGateStore(path: String, reason: String)
+    /// The file has HealthGate's tables but `PRAGMA user_version` 0: which migrations ran is unknown.
+    case schemaVersionLost(path: String)
+    /// A read-only open found an older schema; only a writing open migrates it.
+    case needsMigration(path: String, found: Int, current: Int)
+    /// A migration step failed on this file (its tables disagree with its schema version);
+    /// the step was rolled back.
+    case migrationFailed(path: String, from: Int, message: String)
 
     /// SQLite's primary result code (the low byte of the extended code), or nil.
     public var primaryCode: Int32? {
@@ -45,6 +56,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .notFound: return .data
         case .invalidQuery: return .usage
         case .notFinite: return .data
+        case .storeMissing: return .noInput
+        case .notHealthGateStore, .schemaVersionLost: return .data
+        case .migrationFailed: return .corrupt
+        case .needsMigration: return .config
         }
     }
 
@@ -68,6 +83,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// Broad failure classes (each maps to one sysexits code in the CLI).
     public enum Kind: Sendable {
         case io, busy, permission, corrupt, data, usage, config, `internal`
+        /// No store exists where one was to be read (sysexits 66).
+        case noInput
     }
 
     public var description: String {
@@ -95,6 +112,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "\(what)."
         case .invalidQuery(let what), .notFinite(let what):
             return "\(what)."
+        case .storeMissing(let path, let reason):
+            return "there is no health store at \(path) (\(reason)); this command only reads and never creates one: check --db or $HEALTHGATE_DB, or create the store with a writing command such as `healthgate add` or `healthgate run`."
+        case .notHealthGateStore(let path, let reason):
+            return "\(path) is not a HealthGate store (\(reason)); HealthGate leaves it untouched: pass --db with the path of a HealthGate store, or a new file name to create one."
+        case .schemaVersionLost(let path):
+            return "the health store at \(path) has HealthGate's tables but schema version 0 (its PRAGMA user_version was reset), so HealthGate cannot tell which migrations ran and will not touch it; restore the file from a backup, or set the version back with `sqlite3 \(path) 'PRAGMA user_version=N'` if you know it (docs/store.md)."
+        case .migrationFailed(let path, let from, let message):
+            return "could not upgrade the health store at \(path) from schema version \(from) to \(from + 1) because its tables do not match that version (SQLite: \(message)); the step was rolled back and the file is unchanged: restore it from a backup, or report the message."
+        case .needsMigration(let path, let found, let current):
+            return "the health store at \(path) has schema version \(found) but this HealthGate reads version \(current), and a read-only command never upgrades a store; run `healthgate migrate --db \(path)` as a user who may write it (any writing command such as `healthgate run` also upgrades it), then retry."
         }
     }
 }

@@ -12,8 +12,21 @@ struct HealthGate: AsyncParsableCommand {
             data live and keeps it in a typed, queryable SQLite store.
 
             The store lives at --db PATH, or $HEALTHGATE_DB, or $XDG_DATA_HOME/healthgate/health.sqlite.
-            Exit codes follow sysexits: 0 ok, 64 usage, 65 bad data, 69 unavailable, 74 I/O.
+            Commands that only read it (samples, stats, changes, devices, sources list, export, \
+            watch) open it read-only: they never create, migrate or write it.
+
+            Exit codes (sysexits): 0 ok; 64 usage (a wrong command line); 65 bad data (a bad \
+            value, line or payload; a file that is not a HealthGate store); 66 no input (no store \
+            or input file at that path); 69 unavailable (no Bluetooth adapter, device gone); 70 \
+            internal error (a bug: please report it); 74 I/O error (disk full, unreadable file); \
+            75 temporary failure (the store is locked: retry); 77 no permission (file mode, \
+            missing capabilities); 78 configuration (a bad config file, a store schema from \
+            another HealthGate version). A second Ctrl-C ends at once with 130.
+
+            Shell completions: healthgate --generate-completion-script bash|zsh|fish \
+            (docs/operations.md).
             """,
+        version: HealthGateVersion.release,
         subcommands: [
             // Model and store (issue 2)
             TypesCommand.self,
@@ -47,6 +60,7 @@ struct HealthGate: AsyncParsableCommand {
             ChangesCommand.self,
             WatchCommand.self,
             TombstonesCommand.self,
+            MigrateCommand.self,
 
         ])
 
@@ -71,7 +85,9 @@ struct HealthGate: AsyncParsableCommand {
             } else {
                 try await CommandBox(command).runOnOwnThread()
             }
+            WritingStores.checkpointAll()
         } catch {
+            WritingStores.checkpointAll()
             exit(withError: error)
         }
     }

@@ -52,6 +52,11 @@ struct CLINoBluetoothTests {
 
     @Test func devicesWorksWithoutBluetooth() throws {
         let db = Self.tmp + "/devices.sqlite"
+        // `devices` only reads: without a store it says so (66) and creates none.
+        let missing = try CLIRun.run(["devices", "--json", "--db", db])
+        #expect(missing.status == 66, "\(missing.stderr)")
+        #expect(missing.stderr.contains("no health store") && !FileManager.default.fileExists(atPath: db))
+        #expect(try CLIRun.run(["migrate", "--db", db]).status == 0)
         let r = try CLIRun.run(["devices", "--json", "--db", db])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
@@ -65,6 +70,16 @@ struct CLINoBluetoothTests {
             let r = try CLIRun.run([cmd, "--help"])
             #expect(r.status == 0)
             #expect(r.stdout.contains("Example"), "\(cmd) --help has no example")
+        }
+    }
+
+    @Test func aTimeoutOutOfRangeSaysTheRuleItBreaks() throws {
+        // The message and the rule agree: 0 is refused, so the message must not say "between 0 and".
+        for (args, bound) in [(["scan", "--timeout", "0"], "3600"), (["scan", "--timeout", "3601"], "3600"),
+                              (["pair", "AA:BB:CC:DD:EE:FF", "--connect-timeout", "0"], "600")] {
+            let r = try CLIRun.run(args)
+            #expect(r.status == 64, "\(args): \(r.stderr)")
+            #expect(r.stderr.contains("more than 0 and at most \(bound)") && !r.stderr.contains("between 0"), "\(args): \(r.stderr)")
         }
     }
 

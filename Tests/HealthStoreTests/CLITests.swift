@@ -1,5 +1,6 @@
 import Foundation
 import HealthGateTesting
+import HealthModel
 import HealthStore
 import Testing
 
@@ -320,5 +321,164 @@ struct CLITests {
         #expect(byUUID["deleted"] as? Int == 1)
         let rest = try #require(try cli.json(["delete", "--type", "heartRate", "--yes", "--json"]) as? [String: Any])
         #expect(rest["deleted"] as? Int == 1)
+    }
+
+    // MARK: Open modes, foreign files, help (issue 17, items 13, 20, 21)
+
+    /// The commands that only read the store.
+    static let readOnlyCommands: [[String]] = [
+        ["samples"], ["samples", "--json"], ["stats", "--type", "stepCount"], ["stats", "--type", "stepCount", "--interval", "1d"],
+        ["changes"], ["devices"], ["devices", "--json"], ["sources", "list"], ["export", "--format", "jsonl"], ["tombstones"],
+    ]
+
+    @Test("read-only commands on a missing path exit 66 with a sentence and create no file or directory")
+    func readOnlyMissingStore() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let path = cli.dir.appendingPathComponent("not/yet/health.sqlite").path
+        for args in Self.readOnlyCommands {
+            let r = try cli.run(args + ["--db", path], db: false)
+            #expect(r.code == 66, "\(args): \(r.code) \(r.err)")
+            #expect(r.err.contains(path) && r.err.contains("never creates"), "\(args): \(r.err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: cli.dir.appendingPathComponent("not").path))
+    }
+
+    @Test("another application's SQLite file: read-only and writing commands exit 65 and leave it byte for byte")
+    func foreignDatabaseIsRefused() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let other = cli.dir.appendingPathComponent("app.sqlite").path
+        try sqliteExec(other, "CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('keep');")
+        let before = try #require(FileManager.default.contents(atPath: other))
+        for args in Self.readOnlyCommands + [["add", "--type", "stepCount", "--value", "5"], ["migrate"]] {
+            let r = try cli.run(args + ["--db", other], db: false)
+            #expect(r.code == 65, "\(args): \(r.code) \(r.err)")
+            #expect(r.err.contains("is not a HealthGate store"), "\(args): \(r.err)")
+        }
+        #expect(FileManager.default.contents(atPath: other) == before)
+    }
+
+    @Test("a store whose user_version was reset to 0 gets one sentence (no SQL) and exit 65")
+    func userVersionReset() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        #expect(try cli.run(["add", "--type", "stepCount", "--value", "5"]).code == 0)
+        try sqliteExec(cli.db, "PRAGMA user_version = 0")
+        for args in [["samples"], ["add", "--type", "stepCount", "--value", "1"]] {
+            let r = try cli.run(args)
+            #expect(r.code == 65, "\(args): \(r.err)")
+            #expect(!r.err.contains("CREATE") && r.err.split(separator: "\n").count == 1, "\(args): \(r.err)")
+            #expect(r.err.contains("user_version"))
+        }
+    }
+
+    @Test("migrate creates a store, then says it is current; a read-only command then reads it")
+    func migrateCommand() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let first = try #require(try cli.json(["migrate", "--json"]) as? [String: Any])
+        #expect(first["created"] as? Bool == true && first["to"] as? Int == 2)
+        let second = try cli.run(["migrate"])
+        #expect(second.code == 0 && second.out.contains("already at schema version"))
+        #expect(try cli.json(["samples", "--json"]) as? [Any] != nil)
+    }
+
+    @Test("the top-level help lists every exit code the commands use, and --version prints the version")
+    func helpAndVersion() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let help = try cli.run(["--help"], db: false)
+        #expect(help.code == 0)
+        let flat = help.out.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "  ", with: " ")
+        for code in ["0 ok", "64 usage", "65 bad data", "66 no input", "69 unavailable", "70 internal", "74 I/O",
+                     "75 temporary", "77 no permission", "78 configuration"] {
+            #expect(flat.contains(code), "help lacks '\(code)'")
+        }
+        #expect(flat.contains("--generate-completion-script"))
+        let v = try cli.run(["--version"], db: false)
+        #expect(v.code == 0)
+        #expect(v.out.trimmingCharacters(in: .whitespacesAndNewlines).range(of: #"^\d+\.\d+\.\d+"#, options: .regularExpression) != nil,
+                "\(v.out)")
+    }
+
+    @Test("completion scripts are generated for bash, zsh and fish")
+    func completions() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        for shell in ["bash", "zsh", "fish"] {
+            let r = try cli.run(["--generate-completion-script", shell], db: false)
+            #expect(r.code == 0 && r.out.contains("healthgate"), "\(shell): \(r.err)")
+        }
+    }
+
+    // MARK: devices (issue 17, items 17 and 21)
+
+    /// A store with a paired strap (long name, battery) and a pedometer with counter state.
+    static func registry(_ cli: CLI) throws -> HealthStore {
+        let store = try HealthStore(path: cli.db)
+        try store.upsertDevice(DeviceRecord(
+            device: Device(name: "Polar H10 A1B2C3D4 long name", manufacturer: "Polar Electro Oy", model: "H10",
+                           localIdentifier: "ble:C0:FF:EE:12:34:56"),
+            kind: .ble, address: "C0:FF:EE:12:34:56", addressType: "public", alias: "chest-strap",
+            lastSeen: Date(timeIntervalSince1970: 1_793_620_245.123456), battery: 100, sensorLocation: .chest))
+        let pedo = Device(name: "USB pedometer", localIdentifier: "serial:PEDO1")
+        try store.upsertDevice(DeviceRecord(device: pedo, kind: .serial, address: "/dev/ttyUSB0",
+                                            lastSeen: Date(timeIntervalSince1970: 1_793_620_246.9)))
+        let steps = try QuantitySample(type: .stepCount, quantity: Quantity(12, .count), start: Date(timeIntervalSince1970: 1_793_620_000),
+                                       end: Date(timeIntervalSince1970: 1_793_620_060), source: Source(name: "HealthGate serial", identifier: "org.healthgate.serial"),
+                                       device: pedo)
+        try store.save([steps], state: ["serial.counter.PEDO1": Data("{}".utf8)])
+        return store
+    }
+
+    @Test("devices: columns sized to their cells, LAST SEEN in whole seconds with its zone, BATTERY apart from MODEL")
+    func devicesTable() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        _ = try Self.registry(cli)
+        let r = try HealthGateExecutable.run(["devices", "--db", cli.db], environment: ["TZ": "Europe/Berlin"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(r.stdout)")
+        let header = lines[0]
+        // Every column starts where its header starts, in every row.
+        for name in ["KIND", "ADDRESS", "LAST SEEN", "LOCATION", "BATTERY", "MODEL"] {
+            let col = try #require(header.range(of: name)).lowerBound.utf16Offset(in: header)
+            for row in lines.dropFirst() {
+                let before = row.utf16.index(row.utf16.startIndex, offsetBy: col - 2)
+                #expect(row[before..<row.index(before, offsetBy: 2)] == "  ", "column \(name) is not separated in: \(row)")
+            }
+        }
+        let strap = try #require(lines.first { $0.hasPrefix("chest-strap") })
+        #expect(strap.contains("Polar H10 A1B2C3D4 long name") == false)   // the alias names it
+        #expect(strap.contains("2026-11-02T12:50:45+01:00 "), "\(strap)")   // whole seconds, with the zone
+        #expect(strap.range(of: "100% {2,}Polar Electro Oy H10$", options: .regularExpression) != nil, "\(strap)")
+        #expect(strap.contains("C0:FF:EE:12:34:56"))
+    }
+
+    @Test("devices forget: the device leaves the registry with its counter state; its samples stay")
+    func devicesForget() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        _ = try Self.registry(cli)
+        let gone = try #require(try cli.json(["devices", "forget", "/dev/ttyUSB0", "--json"]) as? [String: Any])
+        #expect(gone["samples"] as? Int == 1 && gone["rowDeleted"] as? Bool == false)
+        #expect(gone["removedState"] as? [String] == ["serial.counter.PEDO1"])
+        #expect((gone["device"] as? [String: Any])?["localIdentifier"] as? String == "serial:PEDO1")
+        let left = try #require(try cli.json(["devices", "--json"]) as? [[String: Any]])
+        #expect(left.map { $0["alias"] as? String } == ["chest-strap"])
+        let samples = try #require(try cli.json(["samples", "--json"]) as? [[String: Any]])
+        #expect(samples.count == 1 && (samples.first?["device"] as? [String: Any])?["name"] as? String == "USB pedometer")
+        let store = try HealthStore(path: cli.db, mode: .readOnly)
+        #expect(try store.state("serial.counter.PEDO1") == nil)
+        // By alias, in words; a second time it is unknown (65, naming it).
+        let words = try cli.run(["devices", "forget", "chest-strap"])
+        #expect(words.code == 0 && words.out.contains("Forgot chest-strap") && words.out.contains("0 samples stay"), "\(words.out)")
+        let again = try cli.run(["devices", "forget", "chest-strap"])
+        #expect(again.code == 65 && again.err.contains("chest-strap"))
+        #expect((try cli.json(["devices", "--json"]) as? [Any])?.isEmpty == true)
+        let help = try cli.run(["devices", "forget", "--help"], db: false)
+        #expect(help.out.contains("samples stay") && help.out.contains("counter state"))
     }
 }

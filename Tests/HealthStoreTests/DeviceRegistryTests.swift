@@ -44,4 +44,33 @@ struct DeviceRegistryTests {
         let tmp = try TempStore()
         #expect(throws: StoreError.self) { try tmp.store.upsertDevice(DeviceRecord(device: Device(name: "x"))) }
     }
+
+    @Test("forgetDevice: a device without samples loses its row; with samples the row stays for them, unlisted; state keys go")
+    func forget() throws {
+        let tmp = try TempStore()
+        let strap = Device(name: "Strap", localIdentifier: "ble:AA")
+        try tmp.store.upsertDevice(DeviceRecord(device: strap, kind: .ble, address: "AA:BB:CC:DD:EE:FF", alias: "chest"))
+        let pedo = Device(name: "Pedometer", localIdentifier: "serial:1")
+        try tmp.store.upsertDevice(DeviceRecord(device: pedo, kind: .serial, address: "/dev/ttyUSB0", battery: 50))
+        try tmp.store.save([try sample(.stepCount, 5, from: 0, to: 10, device: pedo)],
+                           state: ["serial.counter.1": Data("x".utf8), "serial.counter.2": Data("y".utf8)])
+
+        let a = try tmp.store.forgetDevice(localIdentifier: "ble:AA")
+        #expect(a.rowDeleted && a.samples == 0 && a.record.alias == "chest")
+        #expect(try tmp.store.device(localIdentifier: "ble:AA") == nil)
+        #expect(try scalar(tmp.store, "SELECT count(*) FROM devices WHERE local_identifier = 'ble:AA'") == 0)
+
+        let b = try tmp.store.forgetDevice(localIdentifier: "serial:1", stateKeys: ["serial.counter.1", "serial.counter.9"])
+        #expect(!b.rowDeleted && b.samples == 1 && b.removedStateKeys == ["serial.counter.1"])
+        #expect(try tmp.store.state("serial.counter.1") == nil && tmp.store.state("serial.counter.2") != nil)
+        #expect(try tmp.store.devices().filter { $0.kind != .other }.isEmpty)
+        let kept = try #require(try tmp.store.device(localIdentifier: "serial:1"))
+        #expect(kept.kind == .other && kept.address == nil && kept.battery == nil && kept.device.name == "Pedometer")
+        #expect(try tmp.store.samples(SampleQuery(type: .stepCount)).first?.device?.name == "Pedometer")
+        // Forgotten twice: not found. Seen again: registered afresh (the cache forgot the rows).
+        #expect(throws: StoreError.self) { try tmp.store.forgetDevice(localIdentifier: "serial:1") }
+        try tmp.store.save([try sample(.heartRate, 70, from: 20, device: strap)])
+        try tmp.store.upsertDevice(DeviceRecord(device: strap, kind: .ble, address: "AA:BB:CC:DD:EE:FF"))
+        #expect(try tmp.store.device(localIdentifier: "ble:AA")?.kind == .ble)
+    }
 }

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import HealthModel
 @testable import HealthStore
@@ -36,3 +37,30 @@ func scalar(_ store: HealthStore, _ sql: String) throws -> Int {
         return st.int(0)
     }
 }
+
+/// Runs SQL on a file through the C API, outside HealthStore (another application's writes).
+func sqliteExec(_ path: String, _ sql: String) throws {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+        throw StoreError.cannotOpen(path: path, reason: "test open", code: 1)
+    }
+    defer { sqlite3_close(db) }
+    var message: UnsafeMutablePointer<CChar>?
+    let rc = sqlite3_exec(db, sql, nil, nil, &message)
+    if rc != SQLITE_OK {
+        defer { sqlite3_free(message) }
+        throw StoreError.sqlite(code: rc, message: message.map { String(cString: $0) } ?? "", context: sql)
+    }
+}
+
+/// One integer a query returns, read through the C API.
+func sqliteInt(_ path: String, _ sql: String) throws -> Int64 {
+    var db: OpaquePointer?
+    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return -1 }
+    defer { sqlite3_close(db) }
+    var st: OpaquePointer?
+    guard sqlite3_prepare_v2(db, sql, -1, &st, nil) == SQLITE_OK else { return -1 }
+    defer { sqlite3_finalize(st) }
+    return sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1
+}
+

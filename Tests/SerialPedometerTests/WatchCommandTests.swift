@@ -158,6 +158,29 @@ import Testing
         #expect(!run2.all.contains { $0["kind"] as? String == "baseline" })
     }
 
+    /// A clean stop leaves every sample in the main file: a copy of it alone (no -wal) holds
+    /// the whole total (docs/store.md, "Checkpoint on shutdown").
+    @Test(.enabled(if: WatchCommandTests.binary != nil))
+    func aCleanStopLeavesEverySampleInTheMainFile() throws {
+        let db = tempDB()
+        let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }
+        let run = try Watch([pty.path, "--db", db, "--id", "CK"])
+        #expect(run.waitForOpen(pty.path))
+        for (i, c) in [100, 110, 125, 130].enumerated() { pty.send("{\"steps\":\(c),\"seq\":\(i + 1),\"boot\":\"A\"}\n") }
+        #expect(run.wait(until: lineSeen("{\"steps\":130,\"seq\":4,\"boot\":\"A\"}")))
+        // A reader stays connected across the stop (as `watch` would), so the writer's close is
+        // not the last one and SQLite's own checkpoint-at-last-close does not happen.
+        let reader = try HealthStore(path: db, mode: .readOnly)
+        _ = try reader.count(SampleQuery())
+        run.process.terminate()
+        #expect(run.finish() == 0)
+        let copy = db + ".copy"
+        try FileManager.default.copyItem(atPath: db, toPath: copy)   // the main file only
+        #expect(try storedSteps(copy) == 30)
+        withExtendedLifetime(reader) {}
+    }
+
     @Test(.enabled(if: WatchCommandTests.binary != nil))
     func aHugeTrustedDeviceTimeIsRefusedNotFatal() throws {
         // Issue #17 items 6 and 9: `t = 1e300` with --device-time trust crashed the command

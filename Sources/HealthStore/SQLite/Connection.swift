@@ -26,39 +26,157 @@ package final class Connection: @unchecked Sendable {
     private var cache: [String: Statement] = [:]
     private var transactionDepth = 0
 
-    /// Opens (creating if needed) the database at `path`.
+    /// True when this connection may not write (``init(path:busyTimeoutMilliseconds:readOnly:)``
+    /// with `readOnly`).
+    package let isReadOnly: Bool
+    /// True when a read-only connection had to open the file as immutable (no `-wal` to read,
+    /// and no right to create the `-shm`/`-wal` files beside it): it sees the main file as it
+    /// was at open and no later commit (``HealthStore`` reopens it when a writer appears).
+    package let isImmutable: Bool
+
+    /// Opens the database at `path`.
     ///
-    /// The file is created with mode 0600 (health data is private) and missing parent
-    /// directories with 0700. Then the connection is configured: WAL journal,
-    /// `synchronous=NORMAL`, `foreign_keys=ON` and a busy timeout.
-    /// - Throws: ``StoreError`` when the directory or file cannot be created or opened.
-    package init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    /// Writing (the default): the file is created with mode 0600 (health data is private) and
+    /// missing parent directories with 0700. Call ``enableWAL()`` before writing.
+    ///
+    /// Read-only: nothing is created. A missing path, a directory or an empty file is
+    /// ``StoreError/storeMissing(path:reason:)``. SQLite reads a WAL database read-only when the
+    /// `-shm` file exists (a writer is running, even when this user may only read it) or can be
+    /// created; when neither holds (no writer, a directory this user may not write) and there is
+    /// no `-wal` with content, the main file holds every commit and is opened as immutable
+    /// (docs/store.md, "Open modes"); with a `-wal` that cannot be read this way the open fails
+    /// with a permission error naming the fix.
+    /// - Throws: ``StoreError`` when the file cannot be created or opened.
+    package init(path: String, busyTimeoutMilliseconds: Int32 = 5000, readOnly: Bool = false) throws {
         self.path = path
-        if path != ":memory:" {
+        isReadOnly = readOnly
+        var immutable = false
+        if readOnly {
+            try Connection.checkReadable(path)
+        } else if path != ":memory:" {
             try Connection.createFile(at: path)
         }
-        var db: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
-        guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            if let db { sqlite3_close_v2(db) }
-            throw StoreError.cannotOpen(path: path, reason: message, code: rc)
+        var db = try Connection.openHandle(path, readOnly: readOnly, immutable: false,
+                                           busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        if readOnly {
+            // The first read opens the WAL and its index; that is where a reader without write
+            // access to the directory fails.
+            let rc = Connection.probe(db)
+            if rc != SQLITE_OK {
+                let message = String(cString: sqlite3_errmsg(db))
+                sqlite3_close_v2(db)
+                guard rc & 0xFF == SQLITE_READONLY || rc & 0xFF == SQLITE_CANTOPEN else {
+                    throw StoreError.sqlite(code: rc, message: message, context: "opening \(path) read-only")
+                }
+                var st = stat()
+                if stat(path + "-wal", &st) == 0, st.st_size > 0 {
+                    throw StoreError.cannotOpen(
+                        path: path,
+                        reason: "its write-ahead log \(path)-wal holds commits not yet in the main file, and this user may not create the shared-memory file that reading it needs (\(message)); run any writing healthgate command on it as its owner (a clean stop checkpoints the log into the main file), or give this user write access to the directory",
+                        code: SQLITE_PERM)
+                }
+                db = try Connection.openHandle(path, readOnly: true, immutable: true,
+                                               busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+                immutable = true
+            }
         }
+        isImmutable = immutable
         handle = db
-        sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         do {
-            // journal_mode returns a row; run it through a statement so the result is read.
-            let mode = try prepare("PRAGMA journal_mode=WAL", cached: false)
-            _ = try mode.step()
-            try execute("PRAGMA synchronous=NORMAL")
             try execute("PRAGMA foreign_keys=ON")
         } catch {
             cache.removeAll()
             sqlite3_close_v2(db)
             throw error
         }
+    }
+
+    /// Opens the raw handle with extended result codes and the busy timeout.
+    private static func openHandle(_ path: String, readOnly: Bool, immutable: Bool,
+                                   busyTimeoutMilliseconds: Int32) throws -> OpaquePointer {
+        var db: OpaquePointer?
+        let rc: Int32
+        if immutable {
+            rc = sqlite3_open_v2(uri(path) + "?immutable=1", &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nil)
+        } else {
+            let flags = readOnly ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+            rc = sqlite3_open_v2(path, &db, flags, nil)
+        }
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw StoreError.cannotOpen(path: path, reason: message, code: rc)
+        }
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        return db
+    }
+
+    /// Reads the schema once (what opens the WAL); SQLite's result code.
+    private static func probe(_ db: OpaquePointer) -> Int32 {
+        var st: OpaquePointer?
+        var rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, nil)
+        if rc == SQLITE_OK {
+            rc = sqlite3_step(st)
+            if rc == SQLITE_ROW { rc = SQLITE_OK }
+        }
+        sqlite3_finalize(st)
+        return rc
+    }
+
+    /// `path` as an absolute `file:` URI (RFC 3986 escapes for what SQLite's URI parser reads).
+    private static func uri(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var out = "file://"
+        for b in absolute.utf8 {
+            switch b {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"): out += String(format: "%%%02X", b)
+            default: out.unicodeScalars.append(Unicode.Scalar(b))
+            }
+        }
+        return out
+    }
+
+    /// A read-only open's checks before SQLite sees the path: it exists, is a file, is not empty.
+    private static func checkReadable(_ path: String) throws {
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            let e = errno
+            if e == ENOENT || e == ENOTDIR { throw StoreError.storeMissing(path: path, reason: "no such file") }
+            throw StoreError.cannotOpen(path: path, reason: String(cString: strerror(e)),
+                                        code: e == EACCES || e == EPERM ? SQLITE_PERM : SQLITE_CANTOPEN)
+        }
+        if st.st_mode & S_IFMT == S_IFDIR { throw StoreError.storeMissing(path: path, reason: "it is a directory") }
+        if st.st_size == 0 {
+            throw StoreError.storeMissing(path: path, reason: "the file is empty: no store has been created in it yet")
+        }
+        guard access(path, R_OK) == 0 else {
+            throw StoreError.cannotOpen(path: path, reason: "this user may not read it (\(String(cString: strerror(errno))))",
+                                        code: SQLITE_PERM)
+        }
+    }
+
+    /// Switches a writing connection to WAL with `synchronous=NORMAL` (docs/store.md). Run only
+    /// after the file is known to be HealthGate's: the journal mode is stored in the file.
+    package func enableWAL() throws {
+        // journal_mode returns a row; run it through a statement so the result is read.
+        let mode = try prepare("PRAGMA journal_mode=WAL", cached: false)
+        _ = try mode.step()
+        try execute("PRAGMA synchronous=NORMAL")
+    }
+
+    /// Copies every commit in the write-ahead log into the main file and truncates the log to
+    /// zero bytes (`PRAGMA wal_checkpoint(TRUNCATE)`), so the main file alone holds the whole
+    /// store (a copy of it without `-wal` is complete). Waits up to the busy timeout for
+    /// readers; returns false when some remain and the log could not be fully copied.
+    /// Nothing to do on a read-only connection.
+    @discardableResult
+    package func checkpoint() throws -> Bool {
+        guard !isReadOnly else { return true }
+        let st = try prepare("PRAGMA wal_checkpoint(TRUNCATE)", cached: false)
+        _ = try st.step()
+        return st.int64(0) == 0
     }
 
     deinit {
@@ -91,6 +209,15 @@ package final class Connection: @unchecked Sendable {
                                         code: errno == EACCES || errno == EPERM ? SQLITE_PERM : SQLITE_CANTOPEN)
         }
         close(fd)
+    }
+
+    /// ``checkpoint()`` for a connection about to close: waits at most a second for readers
+    /// (a store going away should not hang on one) and ignores failures, which leave the
+    /// commits safely in the log for the next writer.
+    package func checkpointBeforeClose() {
+        guard !isReadOnly, !inTransaction else { return }
+        sqlite3_busy_timeout(handle, 1000)
+        _ = try? checkpoint()
     }
 
     // MARK: Statements
@@ -133,6 +260,13 @@ package final class Connection: @unchecked Sendable {
             _ = try s.step()
             return Int(s.int64(0))
         }
+    }
+
+    /// The integer a `PRAGMA name` returns (read-only pragmas such as `application_id`).
+    package func int64Pragma(_ name: String) throws -> Int64 {
+        let s = try prepare("PRAGMA \(name)", cached: false)
+        _ = try s.step()
+        return s.int64(0)
     }
 
     /// Sets `PRAGMA user_version`.

@@ -47,9 +47,10 @@ extension CaptureFileError: SysexitConvertible {
     }
 }
 
-/// Opens the health store, turning its errors into sentences with sysexits codes.
+/// Opens the health store for writing, turning its errors into sentences with sysexits codes.
+/// Checkpointed when the command ends (``WritingStores``).
 func openHealthStore(_ location: StoreLocation) throws -> HealthStore {
-    do { return try HealthStore(path: location.path) } catch let e as StoreError {
+    do { return WritingStores.opened(try HealthStore(path: location.path)) } catch let e as StoreError {
         throw storeFailure(e)
     }
 }
@@ -59,7 +60,8 @@ func storeFailure(_ e: StoreError) -> CLIFailure {
     // Compared, not switched on: the store may add kinds; anything unknown is a software error.
     let k = e.kind
     let code: Sysexit = k == .io ? .ioError : k == .busy ? .tempFail : k == .permission ? .noPermission
-        : (k == .corrupt || k == .data) ? .dataError : k == .config ? .config : k == .usage ? .usage : .software
+        : (k == .corrupt || k == .data) ? .dataError : k == .config ? .config : k == .usage ? .usage
+        : k == .noInput ? .noInput : .software
     return CLIFailure(e.description, code: code)
 }
 

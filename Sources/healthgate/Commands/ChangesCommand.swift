@@ -46,7 +46,7 @@ struct ChangesCommand: ParsableCommand {
         try reporting {
             let types = try type.map(CLIParse.type)
             let since = try anchor.map { try ChangeAnchor(string: $0) }
-            let change = try store.open().changes(types: types, since: since, limit: limit)
+            let change = try store.openForReading().changes(types: types, since: since, limit: limit)
             if json {
                 JSONOutput.emit(try ChangeOutput.object(change))
                 return
@@ -93,7 +93,7 @@ struct TombstonesCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let db = try store.open()
+            let db = try (retention == nil && !prune && olderThan == nil ? store.openForReading() : store.open())
             if let retention { try db.setTombstoneRetention(try DurationText.seconds(retention, option: "--retention")) }
             var removed: Int?
             if let olderThan {

@@ -43,7 +43,7 @@ struct ExportCommand: ParsableCommand {
                 guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
                 unit = try CLIParse.unit(text, for: type)
             }
-            let samples = try store.open().samples(q)
+            let samples = try store.openForReading().samples(q)
             var out = ""
             if format == .csv {
                 out += "uuid,type,value,unit,start,end,source,source_identifier,device_name,device_manufacturer,device_model,device_local_identifier,sensor_location,sync_identifier,sync_version,metadata\n"

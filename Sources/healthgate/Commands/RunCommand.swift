@@ -65,7 +65,7 @@ struct RunCommand: ParsableCommand {
             let explicit = store.db != nil || ProcessInfo.processInfo.environment["HEALTHGATE_DB"] != nil
             let path = explicit ? store.path : (cfg.databasePath ?? store.path)
             let db: HealthStore
-            do { db = try HealthStore(path: path) } catch let e as StoreError { throw storeFailure(e) }
+            do { db = WritingStores.opened(try HealthStore(path: path)) } catch let e as StoreError { throw storeFailure(e) }
             // Tells `live` (and a second `run`) that this process owns the straps and the store;
             // the kernel releases it when the process ends, however it ends.
             let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))

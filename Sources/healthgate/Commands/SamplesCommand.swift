@@ -60,7 +60,7 @@ struct SamplesCommand: ParsableCommand {
                 guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
                 unit = try CLIParse.unit(text, for: type)
             }
-            let samples = try store.open().samples(q)
+            let samples = try store.openForReading().samples(q)
             if let unit, let bad = try samples.first(where: { !(try $0.quantity.doubleValue(for: unit)).isFinite }) {
                 // Only values stored before plausible ranges existed can do this.
                 throw CLIFailure("sample \(bad.uuid.uuidString.lowercased()) (\(bad.quantity)) overflows a 64-bit number in \(unit): leave out --unit to see it, and delete it if it is not real.",

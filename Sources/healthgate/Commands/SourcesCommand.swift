@@ -35,7 +35,7 @@ struct SourcesCommand: ParsableCommand {
 
         func run() throws {
             try reporting {
-                let db = try store.open()
+                let db = try store.openForReading()
                 let list = try db.sources(type: try type.map(CLIParse.type))
                 // Each source's devices with sample counts (change-feed helper, issue 7).
                 let devices = try db.devicesBySource(type: try type.map(CLIParse.type))

@@ -100,7 +100,13 @@ struct StatsCommand: ParsableCommand {
             if iv == nil, anchor != nil {
                 throw CLIFailure("--anchor needs --interval: it sets where the buckets start.", code: .usage)
             }
-            let db = try store.open()
+            // Mistakes in the command line are reported before the store is opened (a missing
+            // store would otherwise hide them behind exit 66).
+            try options.validate(for: type)
+            if follow && iv == nil {
+                throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage)
+            }
+            let db = try store.openForReading()
             let display = zone ?? .current
             if let iv {
                 let anchorDate = try anchor.map { try CLIParse.date($0, option: "--anchor", timeZone: zone) }
@@ -128,7 +134,6 @@ struct StatsCommand: ParsableCommand {
                 show(buckets)
                 try follower?.run(initial: buckets, compute: compute, show: show)
             } else {
-                if follow { throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage) }
                 let st = try db.statistics(query).converted(to: outUnit)
                 if json {
                     var o = object(st.values, options: options)

@@ -15,6 +15,7 @@ extension StoreError: SysexitConvertible {
         case .usage: .usage
         case .config: .config
         case .internal: .software
+        case .noInput: .noInput
         }
     }
 }
@@ -28,8 +29,13 @@ extension SampleJSON.DecodeError: SysexitConvertible {
 }
 
 extension StoreLocation {
-    /// Opens the store at ``path``.
-    func open() throws -> HealthStore { try HealthStore(path: path) }
+    /// Opens the store at ``path`` for writing: creates it when missing and migrates it.
+    /// Checkpointed when the command ends (``WritingStores``).
+    func open() throws -> HealthStore { WritingStores.opened(try HealthStore(path: path)) }
+
+    /// Opens the store at ``path`` read-only, for commands that only read: never creates,
+    /// migrates or writes it, so it works for a user who may only read the file (docs/store.md).
+    func openForReading() throws -> HealthStore { try HealthStore(path: path, mode: .readOnly) }
 }
 
 /// Parsing helpers for command-line values.
