@@ -293,7 +293,10 @@ struct ReadAsAnotherUserTests {
         p.standardOutput = out
         p.standardError = FileHandle.nullDevice
         try p.run()
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        // SIGKILL, not terminate(): a child can inherit SIGTERM ignored from this test process
+        // (an in-process daemon test ignores it while it runs). Waited off the cooperative pool.
+        let pid = p.processIdentifier
+        defer { kill(pid, SIGKILL) }
         try await Task.sleep(for: .milliseconds(800))
         let w = try HealthStore(path: path)
         try w.save([try sample(.stepCount, 42, from: 200, to: 260)])
@@ -308,6 +311,8 @@ struct ReadAsAnotherUserTests {
             seen = collected.text.contains("\"value\":42")
         }
         reader.readabilityHandler = nil
+        kill(pid, SIGKILL)
+        await offThread { p.waitUntilExit() }
         #expect(seen, "watch printed: \(collected.text)")
     }
 }
