@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HealthModel
 import HealthStore
-import SerialPedometer
+import Gateway
 
 /// `healthgate devices`: the devices the gateway remembers, and `devices forget`.
 struct DevicesCommand: ParsableCommand {
@@ -124,7 +124,7 @@ struct DevicesCommand: ParsableCommand {
         /// The persisted state keys that belong to the device with this local identifier.
         static func stateKeys(localIdentifier: String) -> [String] {
             guard localIdentifier.hasPrefix("serial:") else { return [] }
-            return [PedometerRecorder.stateKey(deviceID: String(localIdentifier.dropFirst("serial:".count)))]
+            return [PedometerSource.stateKey(deviceID: String(localIdentifier.dropFirst("serial:".count)))]
         }
     }
 
