@@ -194,10 +194,12 @@ public final class GatewayRuntime: Sendable {
         let final = pipeline.stop()
         timer.cancel()
         // The main file alone should hold every commit after a clean stop (docs/store.md).
-        do {
-            if try !store.checkpoint() { logger.notice("readers kept part of the write-ahead log from being copied into \(store.path); the next writer copies it") }
-        } catch {
-            logger.warning("could not checkpoint \(store.path) at stop (\(error)); the last commits are safe in its -wal file")
+        if let store {
+            do {
+                if try !store.checkpoint() { logger.notice("readers kept part of the write-ahead log from being copied into \(store.path); the next writer copies it") }
+            } catch {
+                logger.warning("could not checkpoint \(store.path) at stop (\(error)); the last commits are safe in its -wal file")
+            }
         }
         logger.notice("stopped: \(Self.statusLine(final))")
         if let e = failure.withLock({ $0 }) { throw e }

@@ -106,10 +106,10 @@ struct StatsCommand: ParsableCommand {
             if follow && iv == nil {
                 throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage)
             }
+            let anchorDate = try anchor.map { try CLIParse.date($0, option: "--anchor", timeZone: zone) }
             let db = try store.openForReading()
             let display = zone ?? .current
             if let iv {
-                let anchorDate = try anchor.map { try CLIParse.date($0, option: "--anchor", timeZone: zone) }
                 // --follow (change feed, StatsFollow.swift): start observing before the first computation.
                 let follower = follow ? try StatsFollow(path: store.path, type: type) : nil
                 let compute = {
