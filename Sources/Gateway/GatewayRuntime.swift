@@ -93,6 +93,9 @@ public final class GatewayRuntime: Sendable {
     /// `statusInterval` a status line goes to the log and to systemd (`STATUS=`), prefixed with
     /// what `devices` says ("9/10 straps subscribed, 4 pedometers open").
     ///
+    /// `interactive` (a command at a terminal): a second signal exits at once, and unless
+    /// `stopsOnFailure` says otherwise a source failing for good ends the run with its error.
+    ///
     /// Blocks the calling thread until stopped, so call it from a thread of its own, never from
     /// a Swift concurrency task: strap sources set up their GATT connections with async work on
     /// the cooperative pool (as many threads as cores, one on a single-core board), and a pool
@@ -102,16 +105,17 @@ public final class GatewayRuntime: Sendable {
                     statusInterval: Duration = .seconds(60), started: (() -> Void)? = nil,
                     status: (@Sendable (IngestStats) -> Void)? = nil,
                     devices: (@Sendable () -> String)? = nil, trapsSignals: Bool = true,
-                    interactive: Bool = false) throws -> IngestStats {
+                    interactive: Bool = false, stopsOnFailure: Bool? = nil) throws -> IngestStats {
         precondition(withUnsafeCurrentTask { $0 == nil },
                      "GatewayRuntime.run blocks until stopped: call it from a thread of its own, not from a Swift concurrency task (it would hold a cooperative thread the strap sources' setup needs)")
         // The one signal trap: SIGTERM/SIGINT request the stop (interactive: a second one exits).
         let trap = trapsSignals ? SignalTrap(secondSignalExits: interactive) { [self] in requestStop(reason: $0) } : nil
         defer { trap?.cancel() }
         let queue = DispatchQueue(label: "healthgate.runtime")
-        if interactive {
+        if stopsOnFailure ?? interactive {
             // A failure no retry can fix (no Bluetooth, no permission, not a strap) ends an
-            // interactive command, after everything received is committed.
+            // interactive command, after everything received is committed (`serial watch`
+            // decides itself which of its pedometers' failures end it).
             runner.onFailure { [self] name, error in
                 let first = failure.withLock { f -> Bool in
                     if f != nil { return false }

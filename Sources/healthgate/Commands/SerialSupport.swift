@@ -1,11 +1,9 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Gateway
 import HealthModel
 import HealthStore
 import SerialPedometer
-import Synchronization
 import Udev
 
 // Shared plumbing of the serial pedometer commands (serial list, serial watch, decode pedometer).
@@ -67,39 +65,6 @@ struct SerialConfigOption: ParsableArguments {
         do { return try GatewayConfig.load(path: path) } catch {
             throw CLIFailure("configuration error: \(error)", code: .config)
         }
-    }
-}
-
-/// Calls `action` once on the first SIGINT or SIGTERM (a second one exits at once).
-final class SerialSignalTrap: @unchecked Sendable {
-    // @unchecked: the sources are set once in init and only cancelled in deinit.
-    private var sources: [any DispatchSourceSignal] = []
-    private final class Flag: Sendable { let m = Mutex(false) }
-    private let fired = Flag()
-
-    init(_ action: @escaping @Sendable () -> Void) {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { [fired] in
-                let again = fired.m.withLock { f in
-                    defer { f = true }
-                    return f
-                }
-                if again { _exit(130) }
-                action()
-            }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    var triggered: Bool { fired.m.withLock { $0 } }
-
-    deinit {
-        for s in sources { s.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
     }
 }
 

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Dispatch
 import Foundation
+import Gateway
 import Simulators
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -100,17 +100,10 @@ struct SimulateCommand: ParsableCommand {
                 throw error
             }
 
-            // SIGINT/SIGTERM end the simulation; the handlers run on a queue, the main thread waits.
-            let stop = DispatchSemaphore(value: 0)
-            var signalSources: [any DispatchSourceSignal] = []
-            for sig in [SIGINT, SIGTERM] {
-                signal(sig, SIG_IGN)
-                let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-                s.setEventHandler { stop.signal() }
-                s.resume()
-                signalSources.append(s)
-            }
-            defer { for s in signalSources { s.cancel() } }
+            // SIGINT/SIGTERM end the simulation (the one signal trap and stop); the thread waits.
+            let stop = IngestStop()
+            let trap = SignalTrap(raising: stop)
+            defer { trap.cancel() }
 
             load.start()
             if json {
@@ -130,7 +123,7 @@ struct SimulateCommand: ParsableCommand {
                 emitLine("Ctrl-C stops the simulation.")
             }
             // A status line every 10 s on stderr: what the daemon is being fed.
-            while stop.wait(timeout: .now() + .seconds(10)) == .timedOut {
+            while !stop.sleep(.seconds(10)) {
                 if !json {
                     FileHandle.standardError.write(Data("simulate: \(load.totalSent) notifications sent, \(load.subscribedStraps) of \(straps) strap(s) subscribed\n".utf8))
                 }
