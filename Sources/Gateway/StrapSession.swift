@@ -86,30 +86,7 @@ public struct StrapSessionSummary: Sendable {
 /// a ``NullSink``.
 public final class StrapSession: Sendable {
     /// A strap to keep connected.
-    public struct Strap: Sendable {
-        /// How messages name it (`chest (AA:BB:…)`).
-        public var name: String
-        /// Its registry and sample key: the address, or `socket:<path>`.
-        public var localIdentifier: String
-        /// The user's name for it, which becomes the device record's name.
-        public var alias: String?
-        /// Its Bluetooth address and address type, for the device registry.
-        public var address: String?
-        public var addressType: String?
-        /// Makes a connected ATT bearer (called once per attempt; gives up when stop is raised).
-        public var connect: @Sendable (IngestStop) throws -> any ATTBearer
-
-        /// A strap reached with `connect`.
-        public init(name: String, localIdentifier: String, alias: String? = nil, address: String? = nil, addressType: String? = nil,
-                    connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
-            self.name = name
-            self.localIdentifier = localIdentifier
-            self.alias = alias
-            self.address = address
-            self.addressType = addressType
-            self.connect = connect
-        }
-    }
+    public typealias Strap = StrapEndpoint
 
     /// What a front-end shows as the session runs.
     public enum Event: Sendable {
@@ -162,7 +139,7 @@ public final class StrapSession: Sendable {
         var sources: [StrapSource] = []
         for (k, strap) in straps.enumerated() {
             sources.append(StrapSource(
-                name: strap.name, localIdentifier: strap.localIdentifier, alias: strap.alias, transactionTimeout: transactionTimeout,
+                strap, transactionTimeout: transactionTimeout,
                 events: { e in
                     registry?.record(e, localIdentifier: strap.localIdentifier, address: strap.address, addressType: strap.addressType)
                     switch e {
@@ -183,8 +160,7 @@ public final class StrapSession: Sendable {
                     events(.reading(reading))
                     let seen = total.withLock { n -> Int in n += 1; return n }
                     if let maxNotifications, seen >= maxNotifications { runtime.requestStop(reason: "\(maxNotifications) notifications received") }
-                },
-                connect: strap.connect))
+                }))
         }
         self.sources = sources
         runtime.onRetry { name, reason, pause in

@@ -118,12 +118,19 @@ public struct StrapSource: IngestSource {
                 transactionTimeout: Duration = .seconds(10),
                 events: (@Sendable (Event) -> Void)? = nil, notifications: (@Sendable (Notification) -> Void)? = nil,
                 connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
-        self.name = name
-        self.localIdentifier = localIdentifier
-        self.alias = alias
+        self.init(StrapEndpoint(name: name, localIdentifier: localIdentifier, alias: alias, connect: connect), reconnects: reconnects,
+                  transactionTimeout: transactionTimeout, events: events, notifications: notifications)
+    }
+
+    /// The strap `endpoint` names, as ``init(name:localIdentifier:alias:reconnects:transactionTimeout:events:notifications:connect:)``.
+    public init(_ endpoint: StrapEndpoint, reconnects: Bool = true, transactionTimeout: Duration = .seconds(10),
+                events: (@Sendable (Event) -> Void)? = nil, notifications: (@Sendable (Notification) -> Void)? = nil) {
+        self.name = endpoint.name
+        self.localIdentifier = endpoint.localIdentifier
+        self.alias = endpoint.alias
         self.reconnects = reconnects
         self.transactionTimeout = transactionTimeout
-        self.connect = connect
+        self.connect = endpoint.connect
         self.counters = Counters()
         self.events = events
         self.notifications = notifications
@@ -227,5 +234,34 @@ public struct StrapSource: IngestSource {
             connection.closeAndWait()
             throw error
         }
+    }
+}
+
+/// A strap to keep connected, as every strap command names it: how messages call it, the key
+/// its samples and registry record go under, and how to reach it (``StrapSource`` connects
+/// through it; ``StrapSession`` takes a list of them).
+public struct StrapEndpoint: Sendable {
+    /// How messages name it (`chest (AA:BB:…)`).
+    public var name: String
+    /// Its registry and sample key: the address, or `socket:<path>`.
+    public var localIdentifier: String
+    /// The user's name for it, which becomes the device record's name.
+    public var alias: String?
+    /// Its Bluetooth address, for the device registry.
+    public var address: String?
+    /// Its Bluetooth address type (`public`, `random`), for the device registry.
+    public var addressType: String?
+    /// Makes a connected ATT bearer (called once per attempt; gives up when stop is raised).
+    public var connect: @Sendable (IngestStop) throws -> any ATTBearer
+
+    /// A strap reached with `connect`.
+    public init(name: String, localIdentifier: String, alias: String? = nil, address: String? = nil, addressType: String? = nil,
+                connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
+        self.name = name
+        self.localIdentifier = localIdentifier
+        self.alias = alias
+        self.address = address
+        self.addressType = addressType
+        self.connect = connect
     }
 }
