@@ -40,6 +40,11 @@ struct HealthGateBench: ParsableCommand {
                         simulated straps at 1 Hz and 4 pty pedometers (the
                         healthgate built beside this executable, or --healthgate)
             latency     push -> observer (after commit), p50/p99, 250 ms flush
+            import      a JSON-lines file of --import-samples heart-rate samples
+                        (export shape): Benchmarks/python/import_baseline.py vs
+                        `healthgate import --jsonl` (child: wall time, peak RSS) vs
+                        the store's raw insert ceiling for the same rows; goals
+                        >= 3x python, >= 0.7x ceiling, peak RSS <= 64 MiB
 
             Build with -c release for meaningful figures. With --json the last line
             is one JSON object.
@@ -58,6 +63,9 @@ struct HealthGateBench: ParsableCommand {
     @Option(help: "Seconds of the footprint run.")
     var footprintSeconds: Int = 12
 
+    @Option(help: "Samples in the import part's file.")
+    var importSamples: Int = 1_000_000
+
     @Option(help: "Directory holding logger.py and batched.py.")
     var pythonDir: String = "Benchmarks/python"
 
@@ -71,11 +79,11 @@ struct HealthGateBench: ParsableCommand {
     var rounds: Int = 5
 
     @Option(name: .customLong("only"), parsing: .upToNextOption,
-            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency.", valueName: "part"))
+            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import.", valueName: "part"))
     var only: [Part] = []
 
     /// The benchmark groups `--only` selects.
-    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency }
+    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import" }
 
     private var parts: Set<Part> { only.isEmpty ? Set(Part.allCases) : Set(only) }
 
@@ -202,6 +210,10 @@ struct HealthGateBench: ParsableCommand {
             say(String(format: "  p50 %.1f ms, p99 %.1f ms", lat.p50, lat.p99))
             out["p50LatencyMs"] = lat.p50
             out["p99LatencyMs"] = lat.p99
+            }
+
+            if parts.contains(.importing) {
+                try importPart(into: &out, dir: dir, say: say)
             }
 
             if json {
