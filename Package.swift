@@ -58,12 +58,15 @@ let package = Package(
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
         .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel"]),
 
+        // One-sentence failures with their sysexits(3) code, shared by the two executables.
+        .target(name: "Sysexits", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
-                "HeartRateProfile", "Capture", "SerialPedometer", "Udev",
+                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -72,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-bench",
             dependencies: [
-                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile",
+                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 

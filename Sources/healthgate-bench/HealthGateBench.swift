@@ -7,6 +7,7 @@ import HeartRateProfile
 import Ingest
 import Simulators
 import Synchronization
+import Sysexits
 
 extension StoreSink.Durability: ExpressibleByArgument {}
 #if canImport(Glibc)
@@ -99,7 +100,9 @@ struct HealthGateBench: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
+        // A failure is one sentence and its sysexits code; an error of the store or the file
+        // system, which is where the bench's work can fail, exits 74.
+        try reporting(as: "healthgate-bench", fallback: .ioError) {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hg-bench-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -226,38 +229,16 @@ struct HealthGateBench: ParsableCommand {
 }
 
 extension HealthGateBench {
-    /// Runs `body`; a failure becomes one sentence on stderr and its sysexits code (74 for an
-    /// error of the store or the file system, which is where the bench's work can fail).
-    func reporting(_ body: () throws -> Void) throws {
-        do { try body() } catch let exit as ExitCode { throw exit } catch {
-            FileHandle.standardError.write(Data("healthgate-bench: \(error)\n".utf8))
-            throw ExitCode((error as? BenchFailure)?.code.rawValue ?? BenchFailure.Code.ioError.rawValue)
-        }
-    }
-
     /// The `healthgate` the footprint part starts: `--healthgate`, else the one beside this
     /// executable (`swift build` puts both in the same directory).
     func healthgateExecutable() throws -> URL {
         let url = healthgate.map { URL(fileURLWithPath: $0) } ?? Bench.executable.deletingLastPathComponent().appendingPathComponent("healthgate")
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw BenchFailure("the footprint part runs `healthgate run`, but \(url.path) is not an executable: build it (swift build -c release) or pass --healthgate PATH.",
+            throw CLIFailure("the footprint part runs `healthgate run`, but \(url.path) is not an executable: build it (swift build -c release) or pass --healthgate PATH.",
                                code: .unavailable)
         }
         return url
     }
-}
-
-/// A failure of the bench, as one sentence with its sysexits(3) code.
-struct BenchFailure: Error, CustomStringConvertible {
-    /// The sysexits codes the bench exits with.
-    enum Code: Int32 { case unavailable = 69, software = 70, ioError = 74, tempFail = 75 }
-    let message: String
-    let code: Code
-    init(_ message: String, code: Code) {
-        self.message = message
-        self.code = code
-    }
-    var description: String { message }
 }
 
 /// The benchmarks themselves.
@@ -393,7 +374,7 @@ enum Bench {
     static func prepareDatabase(_ path: String) throws -> (store: HealthStore, heartRateID: Int64) {
         let store = try HealthStore(path: path)
         let ids = try store.write { w in (try w.typeID(.heartRate), try w.sourceID(StrapSource.source), try w.deviceID(device)) }
-        guard ids.1 == 1, ids.2 == 1 else { throw BenchFailure("bench database \(path) did not start empty (ids \(ids))", code: .software) }
+        guard ids.1 == 1, ids.2 == 1 else { throw CLIFailure("bench database \(path) did not start empty (ids \(ids))", code: .software) }
         return (store, ids.0)
     }
 
@@ -427,7 +408,7 @@ enum Bench {
         let final = pipeline.stop()
         let elapsed = seconds(start.duration(to: .now))
         guard final.committed == UInt64(count) else {
-            throw BenchFailure("benchmark pipeline committed \(final.committed) of \(count) samples", code: .software)
+            throw CLIFailure("benchmark pipeline committed \(final.committed) of \(count) samples", code: .software)
         }
         return Double(count) / elapsed
     }
@@ -533,9 +514,9 @@ enum Bench {
         // machine may take a while; the bound is generous).
         let ready = ContinuousClock.now + .seconds(120)
         while load.subscribedStraps < 10 {
-            guard p.isRunning else { throw BenchFailure("the footprint's `healthgate run` child exited early (status \(p.terminationStatus)).", code: .software) }
+            guard p.isRunning else { throw CLIFailure("the footprint's `healthgate run` child exited early (status \(p.terminationStatus)).", code: .software) }
             guard ContinuousClock.now < ready else {
-                throw BenchFailure("the footprint's `healthgate run` child subscribed to only \(load.subscribedStraps) of 10 simulated straps within 120 s.", code: .tempFail)
+                throw CLIFailure("the footprint's `healthgate run` child subscribed to only \(load.subscribedStraps) of 10 simulated straps within 120 s.", code: .tempFail)
             }
             usleep(100_000)
         }

@@ -11,13 +11,13 @@ import HealthStore
 
 extension BluetoothError: SysexitConvertible {
     /// The agreed sysexits code: 69 unavailable, 75 try again, 74 link lost, 77 permissions.
-    var sysexit: Sysexit { Sysexit(rawValue: exitCode) ?? .unavailable }
+    package var sysexit: Sysexit { Sysexit(rawValue: exitCode) ?? .unavailable }
 }
 
 extension GATTError: SysexitConvertible {
     /// A transaction timeout is worth retrying (75); a lost link is an I/O failure (74); a
     /// refusal or a protocol violation means the device cannot do it (69).
-    var sysexit: Sysexit {
+    package var sysexit: Sysexit {
         switch self {
         case .timeout: return .tempFail
         case .disconnected: return .ioError
@@ -39,7 +39,7 @@ struct AdapterOption: ParsableArguments {
 }
 
 extension CaptureFileError: SysexitConvertible {
-    var sysexit: Sysexit {
+    package var sysexit: Sysexit {
         switch self {
         case .exists: return .usage
         case .cannotCreate, .writeFailed: return .ioError

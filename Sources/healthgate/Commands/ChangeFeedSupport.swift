@@ -9,7 +9,7 @@ import HealthStore
 extension ChangeFeedError: SysexitConvertible {
     /// 65 (data error) means exactly "this anchor cannot be answered without a gap: resync";
     /// a malformed anchor or limit is a usage error (64).
-    var sysexit: Sysexit { requiresResync ? .dataError : .usage }
+    package var sysexit: Sysexit { requiresResync ? .dataError : .usage }
 }
 
 /// The JSON and text shapes of a ``ChangeSet``.

@@ -9,7 +9,7 @@ import Udev
 // Shared plumbing of the serial pedometer commands (serial list, serial watch, decode pedometer).
 
 extension SerialPortError: SysexitConvertible {
-    var sysexit: Sysexit {
+    package var sysexit: Sysexit {
         switch self {
         case .notFound: .unavailable
         case .permissionDenied: .noPermission
@@ -21,7 +21,7 @@ extension SerialPortError: SysexitConvertible {
 }
 
 extension SerialConfigError: SysexitConvertible {
-    var sysexit: Sysexit {
+    package var sysexit: Sysexit {
         switch self {
         case .badConfigFile: .config
         default: .usage
@@ -30,11 +30,11 @@ extension SerialConfigError: SysexitConvertible {
 }
 
 extension UdevError: SysexitConvertible {
-    var sysexit: Sysexit { .unavailable }
+    package var sysexit: Sysexit { .unavailable }
 }
 
 extension DeviceMatchError: SysexitConvertible {
-    var sysexit: Sysexit { .usage }
+    package var sysexit: Sysexit { .usage }
 }
 
 /// `--config PATH`: the configuration file the serial commands read (match rules, vendor

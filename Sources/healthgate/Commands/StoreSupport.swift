@@ -6,7 +6,7 @@ import HealthStore
 // Shared pieces of the store commands (issue 2): error codes, filters, dates, tables.
 
 extension StoreError: SysexitConvertible {
-    var sysexit: Sysexit {
+    package var sysexit: Sysexit {
         switch kind {
         case .io: .ioError
         case .busy: .tempFail
@@ -21,11 +21,11 @@ extension StoreError: SysexitConvertible {
 }
 
 extension HealthModelError: SysexitConvertible {
-    var sysexit: Sysexit { .dataError }
+    package var sysexit: Sysexit { .dataError }
 }
 
 extension SampleJSON.DecodeError: SysexitConvertible {
-    var sysexit: Sysexit { .dataError }
+    package var sysexit: Sysexit { .dataError }
 }
 
 extension StoreLocation {

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 
-/// sysexits(3) codes HealthGate's commands exit with. Each failure a user can meet maps to one.
-enum Sysexit: Int32 {
+/// sysexits(3) codes HealthGate's executables (`healthgate`, `healthgate-bench`) exit with. Each failure a user can meet maps to one.
+package enum Sysexit: Int32 {
     case ok = 0
     /// EX_USAGE: the command line is wrong.
     case usage = 64
@@ -28,54 +28,64 @@ enum Sysexit: Int32 {
 }
 
 /// An error a command reports as one clear sentence on stderr and a sysexits code.
-struct CLIFailure: Error, CustomStringConvertible {
-    let message: String
-    let code: Sysexit
-    init(_ message: String, code: Sysexit) {
+package struct CLIFailure: Error, CustomStringConvertible {
+    /// What happened, why, what to do.
+    package let message: String
+    /// The exit code.
+    package let code: Sysexit
+    /// A failure saying `message`, exiting with `code`.
+    package init(_ message: String, code: Sysexit) {
         self.message = message
         self.code = code
     }
-    var description: String { message }
+    package var description: String { message }
 }
 
 /// Writes to standard error (thread-safe; FileHandle serialises writes).
-enum Console {
-    static func error(_ message: String) {
-        FileHandle.standardError.write(Data(("healthgate: " + TerminalText.visible(message) + "\n").utf8))
+package enum Console {
+    /// `message` as a failure of `program`, with control characters shown as escapes.
+    package static func error(_ message: String, program: String = "healthgate") {
+        FileHandle.standardError.write(Data((program + ": " + TerminalText.visible(message) + "\n").utf8))
     }
-    static func note(_ message: String) {
+    /// `message` as it is: a note for the user.
+    package static func note(_ message: String) {
         FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 }
 
 extension ParsableCommand {
     /// Runs `body`, turning a ``CLIFailure`` (or any error that knows its code through
-    /// ``ExitCodeMapping``) into a message on stderr and the matching exit code.
-    func reporting<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch { throw Self.exit(for: error) }
+    /// ``SysexitConvertible``) into one sentence on stderr, prefixed with `program`, and the
+    /// matching exit code; an error of no known kind exits with `fallback`.
+    package func reporting<T>(as program: String = "healthgate", fallback: Sysexit = .software,
+                              _ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw Self.exit(for: error, program: program, fallback: fallback) }
     }
 
-    /// Async twin of ``reporting(_:)``.
-    func reporting<T>(_ body: () async throws -> T) async throws -> T {
-        do { return try await body() } catch { throw Self.exit(for: error) }
+    /// Async twin of ``reporting(as:fallback:_:)``.
+    package func reporting<T>(as program: String = "healthgate", fallback: Sysexit = .software,
+                              _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { throw Self.exit(for: error, program: program, fallback: fallback) }
     }
 
-    static func exit(for error: any Error) -> ExitCode {
-        if error is ExitCode { return error as! ExitCode }
-        let (message, code) = ExitCodeMapping.describe(error)
-        Console.error(message)
+    /// The exit for `error`, after saying it on stderr.
+    package static func exit(for error: any Error, program: String = "healthgate", fallback: Sysexit = .software) -> ExitCode {
+        if let exit = error as? ExitCode { return exit }
+        let (message, code) = ExitCodeMapping.describe(error, fallback: fallback)
+        Console.error(message, program: program)
         return ExitCode(code.rawValue)
     }
 }
 
 /// Maps errors from every module to a message and a sysexits code. Modules' error types add
 /// themselves with an extension conforming to ``SysexitConvertible``.
-protocol SysexitConvertible {
+package protocol SysexitConvertible {
     var sysexit: Sysexit { get }
 }
 
-enum ExitCodeMapping {
-    static func describe(_ error: any Error) -> (String, Sysexit) {
+package enum ExitCodeMapping {
+    /// The sentence and code for `error`; `fallback` for an error of no known kind.
+    package static func describe(_ error: any Error, fallback: Sysexit = .software) -> (String, Sysexit) {
         if let f = error as? CLIFailure { return (f.message, f.code) }
         if let c = error as? any SysexitConvertible { return ("\(error)", c.sysexit) }
         // A Foundation file error no command caught: its errno as a sentence, not "NSCocoaErrorDomain error 512".
@@ -84,6 +94,6 @@ enum ExitCodeMapping {
             let f = FileAccess.failure(errno: code, .write, path: path, what: "")
             return (f.message.replacingOccurrences(of: "cannot write", with: "cannot read or write"), f.code)
         }
-        return ("\(error)", .software)
+        return ("\(error)", fallback)
     }
 }

@@ -1,10 +1,10 @@
 /// Text from outside (source and device names, serial lines, advertised names) made safe for a
 /// terminal: control characters are shown as escapes instead of being sent raw, so a name holding
 /// `ESC [ 2 J` cannot clear the screen or recolour the output (docs/input-rules.md).
-enum TerminalText {
+package enum TerminalText {
     /// `s` with every C0 control (U+0000–U+001F), DEL and C1 control (U+0080–U+009F) replaced by
     /// `\u{…}`; anything else unchanged.
-    static func visible(_ s: String) -> String {
+    package static func visible(_ s: String) -> String {
         guard s.unicodeScalars.contains(where: isControl) else { return s }
         var out = ""
         for u in s.unicodeScalars {
@@ -13,7 +13,7 @@ enum TerminalText {
         return out
     }
 
-    static func isControl(_ u: Unicode.Scalar) -> Bool {
+    package static func isControl(_ u: Unicode.Scalar) -> Bool {
         u.value < 0x20 || (0x7F...0x9F).contains(u.value)
     }
 }

@@ -4,9 +4,9 @@ import Glibc
 /// Reading and writing the files a user names (`import --jsonl`, `export --output`,
 /// `simulate --dir`, …) with POSIX calls, so a failure is one sentence from its errno — what,
 /// why, what to do — and the matching sysexits code, never "NSCocoaErrorDomain error 256".
-enum FileAccess {
+package enum FileAccess {
     /// What the program was doing when the call failed (it decides the sentence and the code).
-    enum Action {
+    package enum Action {
         case read, write, createDirectory
 
         var verb: String {
@@ -20,7 +20,7 @@ enum FileAccess {
 
     /// The failure for `errno` while doing `action` on `path` (`what` names the file's role,
     /// e.g. "the JSON-lines file").
-    static func failure(errno code: Int32, _ action: Action, path: String, what: String) -> CLIFailure {
+    package static func failure(errno code: Int32, _ action: Action, path: String, what: String) -> CLIFailure {
         let head = "cannot \(action.verb) \(what.isEmpty ? "" : what + " ")\(path)"
         let creating = action != .read
         switch code {
@@ -62,13 +62,13 @@ enum FileAccess {
     /// The failure for any error a Foundation file call threw, by its underlying errno (a
     /// `CocoaError` carries one in `NSUnderlyingErrorKey`, a `POSIXError` is one); nil when
     /// the error says none.
-    static func failure(_ error: any Error, _ action: Action, path: String, what: String) -> CLIFailure? {
+    package static func failure(_ error: any Error, _ action: Action, path: String, what: String) -> CLIFailure? {
         guard let code = errnoCode(of: error) else { return nil }
         return failure(errno: code, action, path: path, what: what)
     }
 
     /// The errno inside a Foundation error, if it carries one.
-    static func errnoCode(of error: any Error) -> Int32? {
+    package static func errnoCode(of error: any Error) -> Int32? {
         if let p = error as? POSIXError { return p.code.rawValue }
         let ns = error as NSError
         if ns.domain == NSPOSIXErrorDomain { return Int32(ns.code) }
@@ -88,13 +88,13 @@ enum FileAccess {
     }
 
     /// strerror's text, lower-cased at the start to sit inside a sentence.
-    static func reason(_ code: Int32) -> String {
+    package static func reason(_ code: Int32) -> String {
         let s = String(cString: strerror(code))
         return s.prefix(1).lowercased() + s.dropFirst()
     }
 
     /// Every byte of `path` (`-` reads standard input).
-    static func read(_ path: String, what: String) throws -> [UInt8] {
+    package static func read(_ path: String, what: String) throws -> [UInt8] {
         let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw failure(errno: errno, .read, path: path, what: what) }
         defer { if fd != STDIN_FILENO { close(fd) } }
@@ -118,7 +118,7 @@ enum FileAccess {
 
     /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync'd and
     /// renamed over `path`, so a failure leaves the old file (or none), never half of one.
-    static func write(_ bytes: [UInt8], to path: String, what: String) throws {
+    package static func write(_ bytes: [UInt8], to path: String, what: String) throws {
         let url = URL(fileURLWithPath: path)
         let temp = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
@@ -149,7 +149,7 @@ enum FileAccess {
     }
 
     /// Writes every byte to `fd` (standard output included), retrying short writes.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String, what: String) throws {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String, what: String) throws {
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
@@ -162,7 +162,7 @@ enum FileAccess {
     }
 
     /// Creates `path` and its missing parents (like `mkdir -p`, mode 0700 for new ones).
-    static func createDirectory(_ path: String, what: String) throws {
+    package static func createDirectory(_ path: String, what: String) throws {
         var st = stat()
         if stat(path, &st) == 0 {
             guard st.st_mode & S_IFMT == S_IFDIR else { throw failure(errno: ENOTDIR, .createDirectory, path: path, what: what) }

@@ -1,0 +1,4 @@
+// The failure conventions of every command — sysexits codes, one-sentence failures
+// (`CLIFailure`), file errors as sentences (`FileAccess`), text made safe for a terminal —
+// come from the `Sysexits` module `healthgate-bench` shares, visible in every file of the tool.
+@_exported import Sysexits
