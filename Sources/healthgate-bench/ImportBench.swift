@@ -2,6 +2,7 @@ import Foundation
 import Gateway
 import HealthModel
 import HealthStore
+import Sysexits
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -63,13 +64,13 @@ extension Bench {
                 let object = try SampleJSON.object(try sample(i))
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 guard String(decoding: data, as: UTF8.self) == line(i) else {
-                    throw BenchFailure("the import workload's line \(i + 1) is not the export shape:\n\(line(i))\n\(String(decoding: data, as: UTF8.self))", code: .software)
+                    throw CLIFailure("the import workload's line \(i + 1) is not the export shape:\n\(line(i))\n\(String(decoding: data, as: UTF8.self))", code: .software)
                 }
             }
             guard let out = FileHandle(forWritingAtPath: path) ?? {
                 _ = FileManager.default.createFile(atPath: path, contents: nil)
                 return FileHandle(forWritingAtPath: path)
-            }() else { throw BenchFailure("cannot create \(path)", code: .ioError) }
+            }() else { throw CLIFailure("cannot create \(path)", code: .ioError) }
             defer { try? out.close() }
             var block = ""
             block.reserveCapacity(1 << 20)
@@ -115,11 +116,11 @@ extension Bench {
         var pid: pid_t = 0
         let start = ContinuousClock.now
         let rc = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
-        guard rc == 0 else { throw BenchFailure("cannot start \(arguments[0]): \(String(cString: strerror(rc)))", code: .unavailable) }
+        guard rc == 0 else { throw CLIFailure("cannot start \(arguments[0]): \(String(cString: strerror(rc)))", code: .unavailable) }
         var status: Int32 = 0
         var usage = rusage()
         while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw BenchFailure("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))", code: .software) }
+            guard errno == EINTR else { throw CLIFailure("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))", code: .software) }
         }
         let elapsed = seconds(start.duration(to: .now))
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
@@ -161,7 +162,7 @@ extension Bench {
             let db = dir + "/import-hg-\(round).sqlite"
             let r = try runChild([healthgate.path, "import", "--jsonl", file, "--db", db], work: dir)
             guard r.status == 0 else {
-                throw BenchFailure("`healthgate import --jsonl` exited \(r.status): \(r.stderr)", code: .software)
+                throw CLIFailure("`healthgate import --jsonl` exited \(r.status): \(r.stderr)", code: .software)
             }
             try expectRows(count, in: db, what: "healthgate import")
             for suffix in ["", "-wal", "-shm"] { unlink(db + suffix) }
@@ -178,7 +179,7 @@ extension Bench {
 
     static func expectRows(_ count: Int, in path: String, what: String) throws {
         let n = try HealthStore(path: path, mode: .readOnly).count(SampleQuery())
-        guard n == count else { throw BenchFailure("\(what) stored \(n) of \(count) samples", code: .software) }
+        guard n == count else { throw CLIFailure("\(what) stored \(n) of \(count) samples", code: .software) }
     }
 
     /// The store's raw insert ceiling for the import's rows: every row prebuilt (ids resolved,
