@@ -176,7 +176,11 @@ public final class HealthStore: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         do {
-            return try db.transaction { try body(StoreWriter(store: self)) }
+            return try db.transaction {
+                let result = try body(StoreWriter(store: self))
+                try Rollups.refreshStale(db)   // deletes leave their slots stale (Statistics/Rollups.swift)
+                return result
+            }
         } catch {
             // Rows created in the rolled-back transaction are gone; forget their ids.
             sourceIDs.removeAll()

@@ -93,6 +93,10 @@ enum Schema {
             ('tombstone_retention', 2592000);
         CREATE INDEX deleted_samples_type ON deleted_samples(type_id, seq);
         """,
+        // 3: per-source 15-minute rollups of individually stored samples, kept by triggers, for
+        // statistics (helper stats, docs/queries.md "How statistics are computed"); backfills
+        // every stored sample.
+        Rollups.migration,
     ]
 
     /// The schema version this build writes.

@@ -220,6 +220,21 @@ public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+/// Which implementation computes statistics. Package-visible for the benchmark and the tests,
+/// which compare the streaming engine against the engine it replaced (docs/queries.md,
+/// "How statistics are computed").
+package enum StatisticsPath: Sendable, Hashable {
+    /// The default: one pass over the rows in start order with a sweep over higher-priority
+    /// coverage (memory bounded by the buckets), answering isolated 15-minute slots that lie
+    /// inside one bucket from the per-source rollups.
+    case streaming
+    /// The same sweep, decoding every row (no rollups).
+    case streamingRowsOnly
+    /// The engine before issue 12: every matching sample loaded into memory, then merged by
+    /// source priority and bucketed. Kept as the oracle for tests and the benchmark baseline.
+    case loadAll
+}
+
 extension HealthStore {
     /// The most buckets one collection may have.
     public static let maximumBuckets = 200_000
@@ -229,12 +244,22 @@ extension HealthStore {
     /// - Throws: ``HealthModelError/optionNotAllowed(option:type:style:)`` for options that do
     ///   not fit the type; ``StoreError`` on database errors.
     public func statistics(_ query: StatisticsQuery) throws -> Statistics {
+        try statistics(query, path: .streaming)
+    }
+
+    /// ``statistics(_:)`` computed by the chosen implementation (tests and benchmark).
+    package func statistics(_ query: StatisticsQuery, path: StatisticsPath) throws -> Statistics {
         try validate(query.options, query.type)
         try checkRange(query)
-        let (points, ranks) = try loadPoints(query)
         let range = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
                            hi: query.end?.timeIntervalSince1970 ?? .infinity)
-        return try results(points: points, ranks: ranks, buckets: [range], clip: range, query: query)[0]
+        switch path {
+        case .loadAll:
+            let (points, ranks) = try loadPoints(query)
+            return try results(points: points, ranks: ranks, buckets: [range], clip: range, query: query)[0]
+        case .streaming, .streamingRowsOnly:
+            return try streamingResults(query, buckets: [range], clip: range, rollups: path == .streaming)[0]
+        }
     }
 
     /// Statistics per bucket (HKStatisticsCollectionQuery). Buckets start at `anchor` (default:
@@ -243,16 +268,42 @@ extension HealthStore {
     /// empty ones included. Without a range, the range is the span of the matching samples.
     public func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval,
                                      anchor: Date? = nil, timeZone: TimeZone = .current) throws -> [Statistics] {
+        try statisticsCollection(query, interval: interval, anchor: anchor, timeZone: timeZone, path: .streaming)
+    }
+
+    /// ``statisticsCollection(_:interval:anchor:timeZone:)`` computed by the chosen
+    /// implementation (tests and benchmark).
+    package func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval, anchor: Date? = nil,
+                                      timeZone: TimeZone = .current, path: StatisticsPath) throws -> [Statistics] {
         try validate(query.options, query.type)
         try checkRange(query)
         if let s = query.start, let e = query.end, s == e { return [] }   // an empty range overlaps no bucket
-        let (points, ranks) = try loadPoints(query)
-        // The range to cover: the query's bounds, else the span of the matching samples. With
-        // an open end, an instantaneous sample at the latest time needs the bucket that holds
-        // it (`lo ≤ t`), not only buckets starting before it.
-        guard let from = query.start?.timeIntervalSince1970 ?? points.map(\.start).min(),
-              let to = query.end?.timeIntervalSince1970 ?? points.map(\.end).max() else { return [] }
-        let lastInstant = query.end == nil ? points.lazy.filter(\.isInstant).map(\.start).max() : nil
+        let clip = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
+                          hi: query.end?.timeIntervalSince1970 ?? .infinity)
+        switch path {
+        case .loadAll:
+            let (points, ranks) = try loadPoints(query)
+            // The range to cover: the query's bounds, else the span of the matching samples. With
+            // an open end, an instantaneous sample at the latest time needs the bucket that holds
+            // it (`lo ≤ t`), not only buckets starting before it.
+            guard let from = query.start?.timeIntervalSince1970 ?? points.map(\.start).min(),
+                  let to = query.end?.timeIntervalSince1970 ?? points.map(\.end).max() else { return [] }
+            let lastInstant = query.end == nil ? points.lazy.filter(\.isInstant).map(\.start).max() : nil
+            let buckets = try makeBuckets(from: from, to: to, lastInstant: lastInstant,
+                                          interval: interval, anchor: anchor, timeZone: timeZone)
+            return try results(points: points, ranks: ranks, buckets: buckets, clip: clip, query: query)
+        case .streaming, .streamingRowsOnly:
+            guard let span = try sampleSpan(query) else { return [] }
+            let buckets = try makeBuckets(from: span.from, to: span.to, lastInstant: span.instantAtEnd ? span.to : nil,
+                                          interval: interval, anchor: anchor, timeZone: timeZone)
+            return try streamingResults(query, buckets: buckets, clip: clip, rollups: path == .streaming)
+        }
+    }
+
+    /// The buckets from the one holding `from` to the one holding `to` (and, when
+    /// `lastInstant` is given, the one holding that instant).
+    private func makeBuckets(from: Double, to: Double, lastInstant: Double?, interval: StatisticsInterval,
+                             anchor: Date?, timeZone: TimeZone) throws -> [Bucket] {
         guard from.isFinite, to.isFinite else {
             throw StoreError.invalidQuery("the samples' times are not finite numbers; check the stored data")
         }
@@ -285,9 +336,7 @@ extension HealthStore {
                     "an interval of \(interval) over this range makes more than \(Self.maximumBuckets) buckets; use a longer interval or a shorter range")
             }
         } while lo < to || lastInstant.map { lo <= $0 } == true
-        let clip = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
-                          hi: query.end?.timeIntervalSince1970 ?? .infinity)
-        return try results(points: points, ranks: ranks, buckets: buckets, clip: clip, query: query)
+        return buckets
     }
 
     /// The largest bucket index from the anchor a collection may start at (far beyond any
@@ -311,6 +360,7 @@ extension HealthStore {
         }
     }
 
+    /// The old engine's input: every matching sample in memory (``StatisticsPath/loadAll``).
     private func loadPoints(_ query: StatisticsQuery) throws -> ([StatPoint], [Int64: (rank: Int, source: Source)]) {
         try read { db in
             let (whereSQL, args) = try whereClause(query.sampleQuery)
@@ -342,7 +392,13 @@ extension HealthStore {
                                                                style: style, options: query.options)))
             }
         }
-        return try buckets.indices.map { i in
+        return try assemble(query: query, buckets: buckets, merged: merged, perSource: perSource, ranks: ranks)
+    }
+
+    /// The results in bucket order, per-source numbers attached, every number checked finite.
+    func assemble(query: StatisticsQuery, buckets: [Bucket], merged: [StatisticValues],
+                  perSource: [(Int64, [StatisticValues])], ranks: [Int64: (rank: Int, source: Source)]) throws -> [Statistics] {
+        try buckets.indices.map { i in
             let b = buckets[i]
             var sources: [SourceStatistics]?
             if query.options.contains(.separateBySource) {
@@ -507,43 +563,56 @@ enum StatisticsEngine {
     ///   whole value, and weighs 1 second (temporally weighted) or 1 (arithmetic).
     static func compute(_ survivors: [StatSurvivor], buckets: [Bucket], clip: Bucket,
                         style: AggregationStyle, options: StatisticsOptions) -> [StatisticValues] {
-        let ranges = buckets.map { Bucket(lo: max($0.lo, clip.lo), hi: min($0.hi, clip.hi)) }
+        let ranges = clipped(buckets, to: clip)
         var acc = [Accumulator](repeating: Accumulator(), count: buckets.count)
-        // Buckets are sorted and contiguous, so the first bucket with hi > x is found by bisection.
-        func firstBucket(endingAfter x: Double) -> Int {
-            var lo = 0, hi = ranges.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if ranges[mid].hi <= x { lo = mid + 1 } else { hi = mid }
-            }
-            return lo
-        }
         var overlap: [Int: Double] = [:]
         for s in survivors {
-            let p = s.point
-            if p.isInstant {
-                let i = firstBucket(endingAfter: p.start)
-                if i < ranges.count, ranges[i].lo <= p.start, p.start < ranges[i].hi {
-                    acc[i].add(p, amount: p.value, weight: 1)
-                }
-                continue
-            }
-            overlap.removeAll(keepingCapacity: true)
-            for piece in s.pieces {
-                var i = firstBucket(endingAfter: piece.lo)
-                while i < ranges.count, ranges[i].lo < piece.hi {
-                    let o = min(piece.hi, ranges[i].hi) - max(piece.lo, ranges[i].lo)
-                    if o > 0 { overlap[i, default: 0] += o }
-                    i += 1
-                }
-            }
-            let duration = p.end - p.start
-            for (i, o) in overlap {
-                let amount = p.value * o / duration
-                let w = style == .discreteTemporallyWeighted ? o : 1
-                acc[i].add(p, amount: amount, weight: w)
-            }
+            accumulate(s.point, pieces: s.pieces, ranges: ranges, style: style, into: &acc, scratch: &overlap)
         }
         return acc.map { $0.values(options) }
+    }
+
+    /// Each bucket intersected with the query range.
+    static func clipped(_ buckets: [Bucket], to clip: Bucket) -> [Bucket] {
+        buckets.map { Bucket(lo: max($0.lo, clip.lo), hi: min($0.hi, clip.hi)) }
+    }
+
+    /// The first of `ranges` (sorted, contiguous) with `hi > x`, by bisection.
+    static func firstBucket(endingAfter x: Double, _ ranges: [Bucket]) -> Int {
+        var lo = 0, hi = ranges.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if ranges[mid].hi <= x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Adds one sample's surviving `pieces` (ignored for an instant) to the buckets they
+    /// overlap, by the rules of ``compute(_:buckets:clip:style:options:)``. `scratch` is reused
+    /// between calls to avoid an allocation per sample.
+    static func accumulate(_ p: StatPoint, pieces: [Bucket], ranges: [Bucket], style: AggregationStyle,
+                           into acc: inout [Accumulator], scratch overlap: inout [Int: Double]) {
+        if p.isInstant {
+            let i = firstBucket(endingAfter: p.start, ranges)
+            if i < ranges.count, ranges[i].lo <= p.start, p.start < ranges[i].hi {
+                acc[i].add(p, amount: p.value, weight: 1)
+            }
+            return
+        }
+        overlap.removeAll(keepingCapacity: true)
+        for piece in pieces {
+            var i = firstBucket(endingAfter: piece.lo, ranges)
+            while i < ranges.count, ranges[i].lo < piece.hi {
+                let o = min(piece.hi, ranges[i].hi) - max(piece.lo, ranges[i].lo)
+                if o > 0 { overlap[i, default: 0] += o }
+                i += 1
+            }
+        }
+        let duration = p.end - p.start
+        for (i, o) in overlap {
+            let amount = p.value * o / duration
+            let w = style == .discreteTemporallyWeighted ? o : 1
+            acc[i].add(p, amount: amount, weight: w)
+        }
     }
 }

@@ -1,0 +1,264 @@
+import Foundation
+import HealthModel
+
+extension HealthStore {
+    /// The range a collection without bounds covers: the query's bounds, else the earliest
+    /// matching start and the latest matching end; `instantAtEnd` when an instantaneous sample
+    /// lies exactly at that end (it needs the bucket starting there). Nil without samples.
+    func sampleSpan(_ query: StatisticsQuery) throws -> (from: Double, to: Double, instantAtEnd: Bool)? {
+        try read { db in
+            let (whereSQL, args) = try whereClause(query.sampleQuery)
+            func one(_ sql: String, _ extra: [SQLValue] = []) throws -> Double? {
+                let st = try db.prepare(sql, cached: false)
+                st.bind(all: args + extra)
+                defer { st.reset() }
+                return try st.step() ? st.optionalDouble(0) : nil
+            }
+            // Separate statements, so SQLite answers each min/max from the type's index.
+            guard let from = try query.start.map(\.timeIntervalSince1970) ?? one("SELECT min(s.start) FROM samples s WHERE \(whereSQL)"),
+                  let to = try query.end.map(\.timeIntervalSince1970) ?? one("SELECT max(s.\"end\") FROM samples s WHERE \(whereSQL)")
+            else { return nil }
+            var instantAtEnd = false
+            if query.end == nil {
+                instantAtEnd = try one("SELECT 1 FROM samples s WHERE \(whereSQL) AND s.start = s.\"end\" AND s.\"end\" = ? LIMIT 1",
+                                       [.double(to)]) != nil
+            }
+            return (from, to, instantAtEnd)
+        }
+    }
+
+    /// Statistics per bucket computed by the streaming engine (``StreamingMerge``), with the
+    /// rollups when `rollups` is set and the query's filters allow them.
+    func streamingResults(_ query: StatisticsQuery, buckets: [Bucket], clip: Bucket, rollups: Bool) throws -> [Statistics] {
+        try read { db in
+            // One read transaction: every statement below sees the same snapshot.
+            try db.execute("BEGIN")
+            defer { try? db.execute("COMMIT") }
+            let ranks = try sourceRanks(db)
+            let rankOf = ranks.mapValues(\.rank)
+            let useRollups = rollups && query.device == nil && query.sensorLocation == nil
+            var allowed: Set<Int64>?
+            if let name = query.source {
+                let st = try db.prepare("SELECT id FROM sources WHERE name = ? OR identifier = ?", cached: false)
+                st.bind(1, name); st.bind(2, name)
+                var ids: Set<Int64> = []
+                while try st.step() { ids.insert(st.int64(0)) }
+                allowed = ids
+            }
+            let pass = StreamingPass(store: self, db: db, query: query, buckets: buckets, clip: clip,
+                                     ranks: rankOf, useRollups: useRollups)
+            let merged = try pass.run(sources: allowed)
+            var perSource: [(Int64, [StatisticValues])] = []
+            if query.options.contains(.separateBySource) {
+                // A source is listed when it has matching samples. Over a non-empty range such a
+                // sample contributes somewhere (the buckets cover the range); over an empty one
+                // (`statistics` from t to t) a span across t matches yet counts nowhere, so
+                // the sources are read from the rows (few: only spans across one instant match).
+                var matching: Set<Int64>?
+                if !(clip.lo < clip.hi) {
+                    let (whereSQL, args) = try whereClause(query.sampleQuery)
+                    let st = try db.prepare("SELECT DISTINCT s.source_id FROM samples s WHERE \(whereSQL)", cached: false)
+                    st.bind(all: args)
+                    var ids: Set<Int64> = []
+                    while try st.step() { ids.insert(st.int64(0)) }
+                    matching = ids
+                }
+                for id in merged.sources.union(matching ?? []).sorted(by: { (rankOf[$0] ?? .max, $0) < (rankOf[$1] ?? .max, $1) }) {
+                    let own = try pass.run(sources: [id])
+                    if matching?.contains(id) == true || own.values.contains(where: { $0.sampleCount > 0 }) {
+                        perSource.append((id, own.values))
+                    }
+                }
+            }
+            return try assemble(query: query, buckets: buckets, merged: merged.values, perSource: perSource, ranks: ranks)
+        }
+    }
+}
+
+/// One streaming computation over a set of sources: plan the rollup slots, then decode the
+/// rows of the slots the rollups cannot answer, feeding them in start order to a
+/// ``StreamingMerge``.
+struct StreamingPass {
+    let store: HealthStore
+    let db: Connection
+    let query: StatisticsQuery
+    let buckets: [Bucket]
+    let clip: Bucket
+    let ranks: [Int64: Int]
+    let useRollups: Bool
+
+    struct Result {
+        var values: [StatisticValues]
+        /// The sources seen (a superset of those with matching samples).
+        var sources: Set<Int64>
+    }
+
+    /// Computes the merged values over the samples of `sources` (nil: every source).
+    func run(sources: Set<Int64>?) throws -> Result {
+        let style = query.type.aggregationStyle
+        let typeID = try store.typeID(query.type)
+        var merge = StreamingMerge(buckets: buckets, clip: clip, style: style, ranks: ranks)
+        if useRollups {
+            var plan = RollupPlan(ranges: merge.ranges, clip: clip)
+            let st = try db.prepare("""
+                SELECT slot, source_id, count, sum, tw_sum, tw_weight, vmin, vmax, min_start, max_end, max_instant,
+                       recent_value, recent_start, recent_end, recent_id, stale
+                FROM sample_rollups WHERE type_id = ? AND slot <= ? AND max_end >= ? ORDER BY slot, source_id
+                """)
+            st.bind(1, typeID)
+            st.bind(2, clip.hi.isFinite ? Rollups.slot(clip.hi) : Int64.max)
+            st.bind(3, clip.lo.isFinite ? clip.lo : -Double.greatestFiniteMagnitude)
+            var present: Set<Int64> = []
+            while try st.step() {
+                let source = st.int64(1)
+                if let sources, !sources.contains(source) { continue }
+                let row = RollupRow(slot: st.int64(0), source: source, count: st.int(2), sum: st.double(3),
+                                    weightedSum: st.double(4), weightTotal: st.double(5), minimum: st.double(6),
+                                    maximum: st.double(7), minStart: st.double(8), maxEnd: st.double(9),
+                                    maxInstant: st.optionalDouble(10),
+                                    recent: StatPoint(value: st.double(11), start: st.double(12), end: st.double(13),
+                                                      source: source, id: st.int64(14)),
+                                    stale: st.int(15) != 0)
+                present.insert(source)
+                plan.add(row, into: &merge)
+            }
+            plan.finish(into: &merge)
+            for run in plan.decode {
+                try decode(into: &merge, sources: sources, slots: run)
+            }
+            merge.finish()
+            return Result(values: merge.acc.map { $0.values(query.options) }, sources: present)
+        }
+        let seen = try decode(into: &merge, sources: sources, slots: nil)
+        merge.finish()
+        return Result(values: merge.acc.map { $0.values(query.options) }, sources: seen)
+    }
+
+    /// Feeds the matching rows (of `slots`, a half-open range of slot numbers, when given) in
+    /// (start, id) order to `merge`; returns the sources seen.
+    @discardableResult
+    func decode(into merge: inout StreamingMerge, sources: Set<Int64>?, slots: Range<Int64>?) throws -> Set<Int64> {
+        let (whereSQL, args) = try store.whereClause(query.sampleQuery)
+        var sql = "SELECT s.value, s.start, s.\"end\", s.source_id, s.id FROM samples s WHERE \(whereSQL)"
+        var extra: [SQLValue] = []
+        if let sources, sources.count == 1, let only = sources.first {
+            sql += " AND s.source_id = ?"
+            extra.append(.int(only))
+        }
+        if let slots {
+            // A superset by a second each side (the division rounds); the slot decides below.
+            sql += " AND s.start >= ? AND s.start < ?"
+            extra += [.double(Double(slots.lowerBound) * Rollups.slotSeconds - 1),
+                      .double(Double(slots.upperBound) * Rollups.slotSeconds + 1)]
+        }
+        sql += " ORDER BY s.start, s.id"
+        let st = try db.prepare(sql)
+        st.bind(all: args + extra)
+        var seen: Set<Int64> = []
+        var lastSource: Int64 = .min
+        while try st.step() {
+            let source = st.int64(3)
+            if source != lastSource {
+                if let sources, !sources.contains(source) { continue }
+                lastSource = source
+                seen.insert(source)
+            }
+            let start = st.double(1)
+            if let slots, !slots.contains(Rollups.slot(start)) { continue }
+            merge.add(StatPoint(value: st.double(0), start: start, end: st.double(2), source: source, id: st.int64(4)))
+        }
+        return seen
+    }
+}
+
+/// Decides, slot by slot in time order, which rollup slots answer for their samples and which
+/// must be decoded. A slot is answered from its rollups when, for every source's row in it:
+/// it is not stale, its samples' hull lies inside one bucket (clipped to the range: starts at or
+/// after the bucket's start, spans end at or before its end, instants before it), and no row
+/// of another source has a hull meeting it (closed intervals, as the merge's coverage). Then
+/// none of its samples covers or is covered by another source's, so they count whole, exactly
+/// as the merge would count them. A row's neighbours can only be in slots whose rows are still
+/// pending here: a slot is decided once the rows read start after its latest end.
+struct RollupPlan {
+    let ranges: [Bucket]
+    let clip: Bucket
+
+    /// Slot ranges to decode, ascending and coalesced.
+    private(set) var decode: [Range<Int64>] = []
+    /// How many rollup rows answered for their samples, and how many slots must be decoded.
+    private(set) var answeredRows = 0
+
+    private struct Group {
+        var slot: Int64
+        var rows: [RollupRow] = []
+        var conflicted = false
+        var lastSlotReached: Int64 = .min
+    }
+    private var pending: [Group] = []
+    private var pendingHead = 0
+
+    init(ranges: [Bucket], clip: Bucket) {
+        self.ranges = ranges
+        self.clip = clip
+    }
+
+    /// Adds the next row (rows come in slot order); rows found answerable are added to `merge`.
+    mutating func add(_ row: RollupRow, into merge: inout StreamingMerge) {
+        // Rows that no matching sample can be in are left out, as the query leaves their samples.
+        if row.minStart >= clip.hi { return }
+        if pending.last?.slot != row.slot {
+            while pendingHead < pending.count, pending[pendingHead].lastSlotReached < row.slot {
+                decide(pending[pendingHead], into: &merge)
+                pendingHead += 1
+            }
+            if pendingHead == pending.count { pending.removeAll(keepingCapacity: true); pendingHead = 0 }
+            pending.append(Group(slot: row.slot))
+        }
+        let current = pending.count - 1
+        for g in pendingHead..<pending.count {
+            for other in pending[g].rows where other.source != row.source
+                && other.maxEnd >= row.minStart && row.maxEnd >= other.minStart {
+                pending[g].conflicted = true
+                pending[current].conflicted = true
+            }
+        }
+        pending[current].rows.append(row)
+        pending[current].lastSlotReached = max(pending[current].lastSlotReached, Rollups.slot(row.maxEnd))
+    }
+
+    /// Decides every slot still pending; call once after the last row.
+    mutating func finish(into merge: inout StreamingMerge) {
+        while pendingHead < pending.count {
+            decide(pending[pendingHead], into: &merge)
+            pendingHead += 1
+        }
+        pending.removeAll()
+        pendingHead = 0
+    }
+
+    /// The bucket that holds every sample of `row` whole, if one does.
+    private func bucket(holding row: RollupRow) -> Int? {
+        let i = StatisticsEngine.firstBucket(endingAfter: row.minStart, ranges)
+        guard i < ranges.count else { return nil }
+        let b = ranges[i]
+        guard b.lo <= row.minStart, row.maxEnd <= b.hi else { return nil }
+        if let instant = row.maxInstant, instant >= b.hi { return nil }
+        return i
+    }
+
+    private mutating func decide(_ g: Group, into merge: inout StreamingMerge) {
+        if !g.conflicted {
+            let targets = g.rows.map { $0.stale ? nil : bucket(holding: $0) }
+            if targets.allSatisfy({ $0 != nil }) {
+                for (row, i) in zip(g.rows, targets) { merge.add(aggregate: row, bucket: i!) }
+                answeredRows += g.rows.count
+                return
+            }
+        }
+        if let last = decode.last, last.upperBound == g.slot {
+            decode[decode.count - 1] = last.lowerBound..<(g.slot + 1)
+        } else {
+            decode.append(g.slot..<(g.slot + 1))
+        }
+    }
+}
