@@ -138,19 +138,26 @@ struct StreamingPass {
     /// (start, id) order to `merge`; returns the sources seen.
     @discardableResult
     func decode(into merge: inout StreamingMerge, sources: Set<Int64>?, slots: Range<Int64>?) throws -> Set<Int64> {
-        let (whereSQL, args) = try store.whereClause(query.sampleQuery)
-        var sql = "SELECT s.value, s.start, s.\"end\", s.source_id, s.id FROM samples s WHERE \(whereSQL)"
+        var rowQuery = query.sampleQuery
         var extra: [SQLValue] = []
-        if let sources, sources.count == 1, let only = sources.first {
-            sql += " AND s.source_id = ?"
-            extra.append(.int(only))
-        }
+        var bounds = ""
         if let slots {
             // A superset by a second each side (the division rounds); the slot decides below.
-            sql += " AND s.start >= ? AND s.start < ?"
-            extra += [.double(Double(slots.lowerBound) * Rollups.slotSeconds - 1),
-                      .double(Double(slots.upperBound) * Rollups.slotSeconds + 1)]
+            // The query's own end (`start < end`) is folded into the one upper bound: given two,
+            // SQLite bounds its index search by either, and the range's end scanned to the end
+            // of the year for every run.
+            let upper = min(Double(slots.upperBound) * Rollups.slotSeconds + 1, query.end?.timeIntervalSince1970 ?? .infinity)
+            rowQuery.end = nil
+            bounds = " AND s.start >= ? AND s.start < ?"
+            extra += [.double(Double(slots.lowerBound) * Rollups.slotSeconds - 1), .double(upper)]
         }
+        let (whereSQL, args) = try store.whereClause(rowQuery)
+        var sql = "SELECT s.value, s.start, s.\"end\", s.source_id, s.id FROM samples s WHERE \(whereSQL)"
+        if let sources, sources.count == 1, let only = sources.first {
+            sql += " AND s.source_id = ?"
+            extra.insert(.int(only), at: 0)
+        }
+        sql += bounds
         sql += " ORDER BY s.start, s.id"
         let st = try db.prepare(sql)
         st.bind(all: args + extra)
