@@ -46,6 +46,12 @@ struct HealthGateBench: ParsableCommand {
                         `healthgate import --jsonl` (child: wall time, peak RSS) vs
                         the store's raw insert ceiling for the same rows; goals
                         >= 3x python, >= 0.7x ceiling, peak RSS <= 64 MiB
+            stats       daily collections in Europe/Berlin over a year of per-minute
+                        steps from two overlapping sources and --stats-heart-rate-samples
+                        1 Hz readings: streaming + rollups vs rows only vs the old
+                        load-everything engine (ms, peak RSS of a child each, and
+                        `healthgate stats`); goals <= 50 ms steps, <= 250 ms heart
+                        rate for a year, peak RSS <= 48 MiB
 
             Build with -c release for meaningful figures. With --json the last line
             is one JSON object.
@@ -67,6 +73,9 @@ struct HealthGateBench: ParsableCommand {
     @Option(help: "Samples in the import part's file.")
     var importSamples: Int = 1_000_000
 
+    @Option(help: "1 Hz heart-rate readings of the stats part (a year is 31536000).")
+    var statsHeartRateSamples: Int = 2_000_000
+
     @Option(help: "Directory holding logger.py and batched.py.")
     var pythonDir: String = "Benchmarks/python"
 
@@ -80,11 +89,11 @@ struct HealthGateBench: ParsableCommand {
     var rounds: Int = 5
 
     @Option(name: .customLong("only"), parsing: .upToNextOption,
-            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import.", valueName: "part"))
+            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats.", valueName: "part"))
     var only: [Part] = []
 
     /// The benchmark groups `--only` selects.
-    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import" }
+    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats }
 
     private var parts: Set<Part> { only.isEmpty ? Set(Part.allCases) : Set(only) }
 
@@ -217,6 +226,10 @@ struct HealthGateBench: ParsableCommand {
 
             if parts.contains(.importing) {
                 try importPart(into: &out, dir: dir, say: say)
+            }
+
+            if parts.contains(.stats) {
+                try statsPart(into: &out, dir: dir, say: say)
             }
 
             if json {

@@ -1,0 +1,247 @@
+import Foundation
+import Gateway
+import HealthModel
+import HealthStore
+import Sysexits
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The `stats` part of `healthgate-bench` (issue 12): daily statistics collections in
+/// Europe/Berlin over a year of data, built with the store's bulk writer —
+///
+/// - steps: a year of per-minute samples from an iPhone (525,600) plus a Watch ranked above it on
+///   every seventh day from 08:00 to 20:00 UTC, its minutes offset by 30 s (so those days need
+///   the real merge); `cumulativeSum`;
+/// - heart rate: individually stored 1 Hz readings (instants) from one strap; min/max/average.
+///
+/// Each query is timed in this process (warm page cache, median of rounds) three ways: the
+/// default streaming engine with rollups, the same sweep decoding every row, and the engine it
+/// replaced (`StatisticsPath.loadAll`: load every sample, then merge), kept for this baseline and
+/// the tests. Peak RSS is each way's in a child process of its own (this executable with
+/// `HG_BENCH_STATS_CHILD` set), reported by the child itself (`VmHWM`), and `healthgate stats`
+/// itself under GNU time. Not wait4's `ru_maxrss`: for a child started by posix_spawn (vfork,
+/// then exec) Linux carries the parent's peak over into the child's, so every child of this
+/// bench "peaked" at the bench's own 160+ MB.
+extension Bench {
+    /// The year the data covers: 2026-01-01 00:00 in Berlin (CET) and a year later.
+    static let statsYearStart = 1_767_222_000.0   // 2025-12-31T23:00:00Z
+    static let statsYearEnd = 1_798_758_000.0     // 2026-12-31T23:00:00Z
+    static let berlin = TimeZone(identifier: "Europe/Berlin")!
+    static let phone = Source(name: "iPhone", identifier: "com.example.bench.iphone")
+    static let watch = Source(name: "Watch", identifier: "com.example.bench.watch")
+
+    /// Builds the steps store; returns (phone samples, watch samples).
+    static func buildStepsYear(path: String) throws -> (Int, Int) {
+        let store = try HealthStore(path: path)
+        let minutes = Int((statsYearEnd - statsYearStart) / 60)
+        var watchCount = 0
+        try store.write { w in
+            let type = try w.typeID(.stepCount), p = try w.sourceID(phone)
+            var i = 0
+            while i < minutes {
+                let n = min(50_000, minutes - i)
+                let first = i
+                try w.insertNew(count: n) { k, b in
+                    let m = first + k
+                    let t = statsYearStart + Double(m) * 60
+                    b.bind(SampleRow(typeID: type, sourceID: p, value: Double(m * 7 % 40), start: t, end: t + 60))
+                }
+                i += n
+            }
+        }
+        try store.write { w in
+            let type = try w.typeID(.stepCount), s = try w.sourceID(watch)
+            for day in stride(from: 0, to: 365, by: 7) {
+                let from = statsYearStart + 3600 + Double(day) * 86_400 + 8 * 3600 + 30   // 08:00:30 UTC
+                try w.insertNew(count: 720) { k, b in
+                    let t = from + Double(k) * 60
+                    b.bind(SampleRow(typeID: type, sourceID: s, value: Double(k % 30), start: t, end: t + 60))
+                }
+                watchCount += 720
+            }
+        }
+        try store.setPriority(source: watch.identifier, rank: 1)
+        try store.setPriority(source: phone.identifier, rank: 2)
+        return (minutes, watchCount)
+    }
+
+    /// Builds `count` 1 Hz heart-rate readings from the year's start; returns rows per second
+    /// of the build. With `rollups: false` the rollup triggers are dropped first (the insert
+    /// cost they add is measured against it).
+    @discardableResult
+    static func buildHeartRate(path: String, count: Int, rollups: Bool = true) throws -> Double {
+        let store = try HealthStore(path: path)
+        if !rollups {
+            try store.withConnection { db in
+                try db.execute("DROP TRIGGER samples_rollup_insert; DROP TRIGGER samples_rollup_delete; DROP TRIGGER samples_rollup_update")
+            }
+        }
+        let start = ContinuousClock.now
+        var i = 0
+        while i < count {
+            let n = min(100_000, count - i)
+            let first = i
+            try store.write { w in
+                let type = try w.typeID(.heartRate), s = try w.sourceID(StrapSource.source), d = try w.deviceID(device)
+                try w.insertNew(count: n) { k, b in
+                    let t = statsYearStart + Double(first + k)
+                    b.bind(SampleRow(typeID: type, sourceID: s, deviceID: d, value: Double(60 + (first + k) % 40), start: t, end: t,
+                                     sensorLocation: .chest))
+                }
+            }
+            i += n
+        }
+        return Double(count) / seconds(start.duration(to: .now))
+    }
+
+    /// The two benchmark queries.
+    static func statsQuery(heartRate: Bool) -> StatisticsQuery {
+        StatisticsQuery(type: heartRate ? .heartRate : .stepCount,
+                        options: heartRate ? [.discreteMin, .discreteMax, .discreteAverage] : .cumulativeSum,
+                        start: Date(timeIntervalSince1970: statsYearStart), end: Date(timeIntervalSince1970: statsYearEnd))
+    }
+
+    /// One daily collection over the year, through `path`; returns its buckets.
+    static func dailyCollection(_ store: HealthStore, heartRate: Bool, path: StatisticsPath) throws -> [Statistics] {
+        try store.statisticsCollection(statsQuery(heartRate: heartRate), interval: .days(1), timeZone: berlin, path: path)
+    }
+
+    /// The child of the RSS measurement (`HG_BENCH_STATS_CHILD=path|store|steps or hr`): runs one
+    /// collection and exits.
+    static func statsChild(_ spec: String) throws {
+        let parts = spec.split(separator: "|").map(String.init)
+        guard parts.count == 3 else { throw CLIFailure("HG_BENCH_STATS_CHILD must be engine|store|steps-or-hr", code: .usage) }
+        let engine: StatisticsPath = parts[0] == "loadAll" ? .loadAll : parts[0] == "rows" ? .streamingRowsOnly : .streaming
+        let store = try HealthStore(path: parts[1], mode: .readOnly)
+        let buckets = try dailyCollection(store, heartRate: parts[2] == "hr", path: engine)
+        guard buckets.count == 365 else { throw CLIFailure("the child's collection has \(buckets.count) buckets, not 365", code: .software) }
+        // Its own peak, reported by itself: wait4's ru_maxrss of a child started by posix_spawn
+        // (vfork + exec) starts at the parent's peak, which here is the bench's hundreds of MB.
+        if let out = ProcessInfo.processInfo.environment["HG_BENCH_STATS_RSS_OUT"] {
+            try String(peakRSS() ?? -1).write(toFile: out, atomically: false, encoding: .utf8)
+        }
+    }
+
+    /// This process's peak resident set (`VmHWM` of /proc/self/status), bytes.
+    static func peakRSS() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first { !$0.isEmpty }.map(String.init) ?? "") else { return nil }
+        return kb * 1024
+    }
+}
+
+extension HealthGateBench {
+    /// Runs the stats part and prints its figures and ratios.
+    func statsPart(into out: inout [String: Any], dir: String, say: (String) -> Void) throws {
+        if let spec = ProcessInfo.processInfo.environment["HG_BENCH_STATS_CHILD"] {
+            try Bench.statsChild(spec)
+            return
+        }
+        let rounds = min(self.rounds, 3)
+        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+        say("== stats (daily collections in Europe/Berlin over 2026; median of \(rounds) rounds; load average \(load))")
+        let mib = { (b: Int) in Double(b) / 1_048_576 }
+        let tool = try? healthgateExecutable()
+
+        /// Times one engine; nil when skipped.
+        func time(_ store: HealthStore, hr: Bool, _ path: StatisticsPath) throws -> (ms: Double, buckets: [Statistics]) {
+            var runs: [Double] = []
+            var last: [Statistics] = []
+            for _ in 0..<rounds {
+                let start = ContinuousClock.now
+                last = try Bench.dailyCollection(store, heartRate: hr, path: path)
+                runs.append(Bench.seconds(start.duration(to: .now)) * 1000)
+            }
+            return (runs.median ?? 0, last)
+        }
+        func childRSS(_ engine: String, _ db: String, _ kind: String) throws -> Int {
+            let report = dir + "/stats-rss-\(UUID().uuidString)"
+            defer { unlink(report) }
+            let r = try Bench.runChild([Bench.executable.path, "--only", "stats"], work: dir,
+                                       environment: ["HG_BENCH_STATS_CHILD": "\(engine)|\(db)|\(kind)", "HG_BENCH_STATS_RSS_OUT": report])
+            guard r.status == 0, let text = try? String(contentsOfFile: report, encoding: .utf8), let rss = Int(text), rss > 0 else {
+                throw CLIFailure("the stats child (\(engine), \(kind)) failed or reported no peak RSS: \(r.stderr)", code: .software)
+            }
+            return rss
+        }
+        /// `healthgate stats` itself over the same store, under GNU time (which forks it, so its
+        /// peak is its own): (wall ms including process start, peak RSS); nil without either.
+        func cli(_ db: String, hr: Bool) throws -> (Double, Int)? {
+            guard let tool, FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else { return nil }
+            let report = dir + "/stats-time-\(UUID().uuidString)"
+            defer { unlink(report) }
+            let r = try Bench.runChild(["/usr/bin/time", "-f", "%M", "-o", report, tool.path, "stats", "--db", db,
+                                        "--type", hr ? "heartRate" : "stepCount",
+                                        "--option", hr ? "discreteMin" : "cumulativeSum"] + (hr ? ["--option", "discreteMax", "--option", "discreteAverage"] : [])
+                                       + ["--interval", "1d", "--tz", "Europe/Berlin", "--from", "2026-01-01", "--to", "2027-01-01", "--json"], work: dir)
+            guard r.status == 0, let text = try? String(contentsOfFile: report, encoding: .utf8),
+                  let kb = Int(text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "") else {
+                throw CLIFailure("healthgate stats failed (\(r.status)): \(r.stderr)", code: .software)
+            }
+            return (r.seconds * 1000, kb * 1024)
+        }
+        func same(_ a: [Statistics], _ b: [Statistics]) -> Bool {
+            a.count == b.count && zip(a, b).allSatisfy { x, y in
+                func close(_ p: Double?, _ q: Double?) -> Bool { p == q || (p != nil && q != nil && abs(p! - q!) <= 1e-9 * max(1, abs(p!))) }
+                return x.start == y.start && close(x.values.sum, y.values.sum) && close(x.values.average, y.values.average)
+                    && x.values.minimum == y.values.minimum && x.values.maximum == y.values.maximum && x.values.sampleCount == y.values.sampleCount
+            }
+        }
+
+        for hr in [false, true] {
+            let db = dir + (hr ? "/stats-hr.sqlite" : "/stats-steps.sqlite")
+            let kind = hr ? "hr" : "steps"
+            let build = ContinuousClock.now
+            var label: String
+            if hr {
+                let rate = try Bench.buildHeartRate(path: db, count: statsHeartRateSamples)
+                label = "heart rate, \(statsHeartRateSamples) 1 Hz readings stored individually, min/max/average"
+                // The rollup triggers' insert cost: the same kind of rows into a store without them.
+                let n = min(statsHeartRateSamples, 1_000_000)
+                let without = try Bench.buildHeartRate(path: dir + "/stats-hr-notrigger.sqlite", count: n, rollups: false)
+                let with = try Bench.buildHeartRate(path: dir + "/stats-hr-trigger.sqlite", count: n)
+                unlink(dir + "/stats-hr-notrigger.sqlite"); unlink(dir + "/stats-hr-trigger.sqlite")
+                say(String(format: "  bulk insert with rollups %.0f rows/s, without %.0f rows/s (%.2fx; %d rows each; the %d-row build: %.0f rows/s)",
+                           with, without, with / without, n, statsHeartRateSamples, rate))
+                out["statsRollupInsertRowsPerSecond"] = with
+                out["statsNoRollupInsertRowsPerSecond"] = without
+            } else {
+                let (p, w) = try Bench.buildStepsYear(path: db)
+                label = "steps, \(p) iPhone minutes + \(w) Watch minutes on every 7th day (Watch first), cumulativeSum"
+            }
+            say("  \(label) (built in \(String(format: "%.1f", Bench.seconds(build.duration(to: .now)))) s)")
+            let store = try HealthStore(path: db, mode: .readOnly)
+            let fast = try time(store, hr: hr, .streaming)
+            let rows = try time(store, hr: hr, .streamingRowsOnly)
+            // The old engine holds every sample: past 5M readings it needs gigabytes, so it is skipped.
+            let old = hr && statsHeartRateSamples > 5_000_000 ? nil : try time(store, hr: hr, .loadAll)
+            guard fast.buckets.count == 365, same(fast.buckets, rows.buckets), old.map({ same(fast.buckets, $0.buckets) }) ?? true else {
+                throw CLIFailure("the \(kind) collections of the three engines differ", code: .software)
+            }
+            let rssFast = try childRSS("streaming", db, kind)
+            let rssRows = try childRSS("rows", db, kind)
+            let rssOld = old == nil ? nil : try childRSS("loadAll", db, kind)
+            let goal = hr ? 250.0 : 50.0
+            say(String(format: "    streaming + rollups   %8.1f ms  peak RSS %5.1f MiB  (goal <= %.0f ms, <= 48 MiB)", fast.ms, mib(rssFast), goal))
+            say(String(format: "    streaming, rows only  %8.1f ms  peak RSS %5.1f MiB", rows.ms, mib(rssRows)))
+            if let old, let rssOld {
+                say(String(format: "    old engine (loadAll)  %8.1f ms  peak RSS %5.1f MiB  -> %.1fx faster, %.1fx less memory",
+                           old.ms, mib(rssOld), old.ms / fast.ms, Double(rssOld) / Double(rssFast)))
+                out["stats\(hr ? "HeartRate" : "Steps")OldMs"] = old.ms
+                out["stats\(hr ? "HeartRate" : "Steps")OldRSSBytes"] = rssOld
+            } else {
+                say("    old engine (loadAll)  skipped (it would hold all \(statsHeartRateSamples) samples in memory)")
+            }
+            if let (ms, rss) = try cli(db, hr: hr) {
+                say(String(format: "    healthgate stats --interval 1d --tz Europe/Berlin --json: %.0f ms wall (with process start), peak RSS %.1f MiB", ms, mib(rss)))
+                out["stats\(hr ? "HeartRate" : "Steps")CLIRSSBytes"] = rss
+            }
+            out["stats\(hr ? "HeartRate" : "Steps")Ms"] = fast.ms
+            out["stats\(hr ? "HeartRate" : "Steps")RowsOnlyMs"] = rows.ms
+            out["stats\(hr ? "HeartRate" : "Steps")RSSBytes"] = rssFast
+            unlink(db); unlink(db + "-wal"); unlink(db + "-shm")
+        }
+    }
+}
