@@ -28,22 +28,25 @@ let package = Package(
         // libudev, for tty enumeration and hot-plug.
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
 
+        // System-call helpers of the blocking loops: wake-up pipes, poll with a deadline, EINTR retry.
+        .target(name: "Platform"),
+
         // Library targets, in the order data flows from a sensor's bytes to a stored row.
         // Health data types: quantity types, units, samples, metadata, the one v7 UUID maker (pure;
         // no I/O beyond the clock and the kernel's random bits for ids).
         .target(name: "HealthModel"),
         // ATT PDUs and a GATT client over any ATTBearer (pure Swift, transport-independent).
-        .target(name: "GATT"),
+        .target(name: "GATT", dependencies: ["Platform"]),
         // Heart Rate Profile codecs (0x2A37/38/39, Device Information, Battery).
         .target(name: "HeartRateProfile", dependencies: ["HealthModel"]),
         // The Linux BLE transport: HCI scanning, advertising data, the L2CAP ATT bearer, kernel errors.
-        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT"]),
+        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT", "Platform"]),
         // libudev tty enumeration and add/remove monitoring (sysfs and kernel-event fallbacks).
-        .target(name: "Udev", dependencies: ["CUdev"]),
+        .target(name: "Udev", dependencies: ["CUdev", "Platform"]),
         // Serial pedometers: termios ports, line framing and formats, the step-counter state machine.
-        .target(name: "SerialPedometer", dependencies: ["HealthModel"]),
+        .target(name: "SerialPedometer", dependencies: ["HealthModel", "Platform"]),
         // The JSON-lines capture file format `record` writes and `replay` reads.
-        .target(name: "Capture", dependencies: ["HealthModel"]),
+        .target(name: "Capture", dependencies: ["HealthModel", "Platform"]),
         // The ingest hot path: fixed-size records, per-source lock-free rings, one batching writer.
         .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore"]),
         // The typed health store on SQLite's C API: schema, saves, queries, statistics, change feed.
@@ -56,17 +59,17 @@ let package = Package(
                                .product(name: "TOMLKit", package: "TOMLKit"),
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
-        .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel"]),
+        .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
 
         // One-sentence failures with their sysexits(3) code, shared by the two executables.
-        .target(name: "Sysexits", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .target(name: "Sysexits", dependencies: ["Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
-                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits",
+                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -82,6 +85,7 @@ let package = Package(
         // Tests: one target per module (Swift Testing, one file per feature).
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "BluetoothLinuxTests",

@@ -1,6 +1,7 @@
 import CBlueZ
 #if canImport(Glibc)
 import Glibc
+import Platform
 #endif
 
 /// LE scanning on a raw HCI socket: active scan, duplicate filtering off (so every advertisement
@@ -104,10 +105,8 @@ public final class HCIScanner {
     public func next(timeout: Double, stop: StopSignal? = nil) throws -> [AdvertisingReport]? {
         var fds = [pollfd(fd: dd, events: Int16(POLLIN), revents: 0)]
         if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
-        let ms = Int32(max(0, min(timeout, 3600)) * 1000)
-        let n = poll(&fds, nfds_t(fds.count), ms)
+        let n = SystemCall.poll(&fds, timeout: min(timeout, 3600))
         if n < 0 {
-            if errno == EINTR { return [] }
             throw BluetoothError(errno: errno, during: .hciCommand("reading advertising reports", adapter: adapter.name))
         }
         if n == 0 { return nil }
@@ -116,9 +115,9 @@ public final class HCIScanner {
             throw BluetoothError(.adapterDown, BluetoothError.adapterDownMessage(adapter.name), errno: ENETDOWN)
         }
         var buf = [UInt8](repeating: 0, count: Int(HCI_MAX_EVENT_SIZE) + 1)
-        let r = read(dd, &buf, buf.count)
+        let r = SystemCall.retrying { read(dd, &buf, buf.count) }
         if r < 0 {
-            if errno == EINTR || errno == EAGAIN { return [] }
+            if errno == EAGAIN { return [] }
             throw BluetoothError(errno: errno, during: .hciCommand("reading advertising reports", adapter: adapter.name))
         }
         // A malformed event is skipped: one bad report must not end the scan.
@@ -131,9 +130,9 @@ public final class HCIScanner {
                      onReport: (AdvertisingReport) throws -> Void) throws {
         try start()
         defer { self.stop() }
-        let end = monotonicSeconds() + seconds
+        let end = SystemCall.monotonicSeconds() + seconds
         while true {
-            let left = end - monotonicSeconds()
+            let left = end - SystemCall.monotonicSeconds()
             if left <= 0 { break }
             guard let reports = try next(timeout: left, stop: stop) else { break }
             for r in reports { try onReport(r) }
@@ -187,9 +186,3 @@ public final class HCIScanner {
     }
 }
 
-/// A monotonic clock in seconds, for deadlines (never jumps with the wall clock).
-public func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}

@@ -4,6 +4,7 @@ import GATT
 import Glibc
 #endif
 import Synchronization
+import Platform
 
 /// The link security a connection asks the kernel for (`BT_SECURITY`).
 public enum SecurityLevel: UInt8, Sendable, CaseIterable, CustomStringConvertible {
@@ -101,21 +102,17 @@ public final class L2CAPSocket: @unchecked Sendable {
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
 
         // Non-blocking connect so the timeout and Ctrl-C are ours, not the kernel's.
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        let flags = SystemCall.setNonBlocking(fd, true)
         if withSockaddr(&remote, { Glibc.connect(fd, $0, $1) }) != 0 {
             let e = errno
             guard e == EINPROGRESS || e == EAGAIN else { throw BluetoothError(errno: e, during: op) }
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
             if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
-            let deadline = monotonicSeconds() + timeout
+            let deadline = SystemCall.monotonicSeconds() + timeout
             while true {
-                let left = deadline - monotonicSeconds()
-                if left <= 0 { throw BluetoothError(errno: ETIMEDOUT, during: op) }
-                let n = poll(&fds, nfds_t(fds.count), Int32(left * 1000) + 1)
-                if n < 0 && errno == EINTR { continue }
+                let n = SystemCall.poll(&fds, timeout: deadline - SystemCall.monotonicSeconds())
                 if n < 0 { throw BluetoothError(errno: errno, during: op) }
-                if n == 0 { continue }
+                if n == 0 { throw BluetoothError(errno: ETIMEDOUT, during: op) }
                 if fds.count > 1, fds[1].revents != 0 {
                     throw BluetoothError(.connectTimeout, "Connecting to \(address) was interrupted.", errno: EINTR)
                 }
@@ -127,7 +124,7 @@ public final class L2CAPSocket: @unchecked Sendable {
                 if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { throw BluetoothError(errno: ECONNRESET, during: op) }
             }
         }
-        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
+        SystemCall.setFlags(fd, flags)
         ok = true
         return L2CAPSocket(fd: fd, address: address, addressType: type)
     }
@@ -154,8 +151,8 @@ public final class L2CAPSocket: @unchecked Sendable {
         guard setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &bs, socklen_t(MemoryLayout<bt_security>.size)) == 0 else {
             throw BluetoothError(errno: errno, during: .secure(address))
         }
-        let deadline = monotonicSeconds() + timeout
-        while monotonicSeconds() < deadline {
+        let deadline = SystemCall.monotonicSeconds() + timeout
+        while SystemCall.monotonicSeconds() < deadline {
             if try security().level >= level.rawValue { return }
             if wake.wait(seconds: 0.1) { break }
         }
@@ -168,12 +165,9 @@ public final class L2CAPSocket: @unchecked Sendable {
     public func send(_ pdu: [UInt8]) throws {
         let fd = fdState.withLock { $0 }
         guard fd >= 0 else { throw BluetoothError(errno: ENOTCONN, during: .io(address)) }
-        while true {
-            let n = pdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n == pdu.count { return }
-            if n < 0 && errno == EINTR { continue }
-            throw BluetoothError(errno: n < 0 ? errno : EIO, during: .io(address))
-        }
+        let n = SystemCall.retrying { pdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        if n == pdu.count { return }
+        throw BluetoothError(errno: n < 0 ? errno : EIO, during: .io(address))
     }
 
     /// Waits for the next ATT PDU.
@@ -187,24 +181,17 @@ public final class L2CAPSocket: @unchecked Sendable {
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
         if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
-        let deadline = timeout.map { monotonicSeconds() + $0 }
+        let deadline = timeout.map { SystemCall.monotonicSeconds() + $0 }
         while true {
-            var ms: Int32 = -1
-            if let deadline {
-                let left = deadline - monotonicSeconds()
-                if left <= 0 { return nil }
-                ms = Int32(left * 1000) + 1
-            }
-            let n = poll(&fds, nfds_t(fds.count), ms)
-            if n < 0 && errno == EINTR { continue }
+            let n = SystemCall.poll(&fds, timeout: deadline.map { $0 - SystemCall.monotonicSeconds() })
             if n < 0 { throw BluetoothError(errno: errno, during: .io(address)) }
-            if n == 0 { continue }
+            if n == 0 { return nil }
             if fds[1].revents != 0 || (fds.count > 2 && fds[2].revents != 0) { return nil }
             var buf = [UInt8](repeating: 0, count: Self.maxPDU)
-            let r = read(fd, &buf, buf.count)
+            let r = SystemCall.retrying { read(fd, &buf, buf.count) }
             if r > 0 { return Array(buf[0..<r]) }
             if r == 0 { throw BluetoothError(.linkLost, "\(address) disconnected.", errno: ECONNRESET) }
-            if errno == EINTR || errno == EAGAIN { continue }
+            if errno == EAGAIN { continue }
             throw BluetoothError(errno: errno, during: .io(address))
         }
     }
@@ -247,17 +234,13 @@ extension L2CAPSocket: ATTBearer {
             guard fd >= 0 else { return nil }
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0)]
-            let n = poll(&fds, 2, -1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw BluetoothError(errno: errno, during: .io(address))
-            }
+            if SystemCall.poll(&fds) < 0 { throw BluetoothError(errno: errno, during: .io(address)) }
             if fds[1].revents != 0 { return nil }
-            let r = read(fd, buffer.baseAddress, buffer.count)
+            let r = SystemCall.retrying { read(fd, buffer.baseAddress, buffer.count) }
             if r > 0 { return r }
             if r == 0 { return nil }
             switch errno {
-            case EINTR, EAGAIN: continue
+            case EAGAIN: continue
             case EBADF: return nil
             default: throw BluetoothError(errno: errno, during: .io(address))
             }

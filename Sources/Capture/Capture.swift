@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HealthModel
+import Platform
 
 /// What a capture line holds: a BLE notification or a serial line.
 public enum CaptureKind: String, Sendable, Hashable, Codable {
@@ -136,9 +137,8 @@ public final class CaptureWriter {
         guard fd >= 0 else { throw .io(path: path, reason: "it is already closed") }
         var done = 0
         while done < data.count {
-            let n = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            let n = SystemCall.retrying { data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) } }
             if n < 0 {
-                if errno == EINTR { continue }
                 throw .io(path: path, reason: "writing failed (\(Self.reason(errno)))")
             }
             done += n

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import Platform
 
 /// A transport that carries ATT PDUs: "send one PDU / receive PDUs".
 ///
@@ -57,54 +58,42 @@ public enum ATTBearerError: Error, Sendable, Hashable, CustomStringConvertible {
 public final class SocketATTBearer: ATTBearer, Sendable {
     /// The socket descriptor.
     public let fileDescriptor: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wake: WakePipe
     private let closed = Atomic<Bool>(false)
 
     /// Wraps a connected `SOCK_SEQPACKET` (or other message-preserving) socket.
     /// - Throws: ``ATTBearerError`` when the internal wake-up pipe cannot be created.
     public init(fileDescriptor: Int32) throws {
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { throw ATTBearerError.fromErrno("pipe") }
+        do { wake = try WakePipe.make() } catch {
+            throw ATTBearerError.system(call: error.call, errno: error.errno, message: String(cString: strerror(error.errno)))
+        }
         self.fileDescriptor = fileDescriptor
-        self.wakeRead = fds[0]
-        self.wakeWrite = fds[1]
     }
 
     deinit {
         _ = Glibc.close(fileDescriptor)
-        _ = Glibc.close(wakeRead)
-        _ = Glibc.close(wakeWrite)
     }
 
     public func send(_ pdu: [UInt8]) throws {
         guard !closed.load(ordering: .acquiring) else { throw ATTBearerError.closed }
-        while true {
-            let n = pdu.withUnsafeBytes { Glibc.send(fileDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n >= 0 { return }
-            if errno == EINTR { continue }
-            if errno == EPIPE || errno == ENOTCONN { throw ATTBearerError.closed }
-            throw ATTBearerError.fromErrno("send")
-        }
+        let n = SystemCall.retrying { pdu.withUnsafeBytes { Glibc.send(fileDescriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
+        if n >= 0 { return }
+        if errno == EPIPE || errno == ENOTCONN { throw ATTBearerError.closed }
+        throw ATTBearerError.fromErrno("send")
     }
 
     public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
         while true {
             if closed.load(ordering: .acquiring) { return nil }
-            var fds = [pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            let r = poll(&fds, 2, -1)
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw ATTBearerError.fromErrno("poll")
-            }
+            var fds = [pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0), wake.pollEntry]
+            if SystemCall.poll(&fds) < 0 { throw ATTBearerError.fromErrno("poll") }
             if fds[1].revents != 0 || closed.load(ordering: .acquiring) { return nil }
             if fds[0].revents & Int16(POLLNVAL) != 0 { return nil }
-            let n = recv(fileDescriptor, buffer.baseAddress, buffer.count, 0)
+            let n = SystemCall.retrying { recv(fileDescriptor, buffer.baseAddress, buffer.count, 0) }
             if n > 0 { return n }
             if n == 0 { return nil }
             switch errno {
-            case EINTR, EAGAIN: continue
+            case EAGAIN: continue
             case ENOTCONN, EPIPE, EBADF: return nil
             default: throw ATTBearerError.fromErrno("recv")
             }
@@ -114,7 +103,6 @@ public final class SocketATTBearer: ATTBearer, Sendable {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = shutdown(fileDescriptor, Int32(SHUT_RDWR))
-        var one: UInt8 = 1
-        _ = write(wakeWrite, &one, 1)
+        wake.poke()
     }
 }

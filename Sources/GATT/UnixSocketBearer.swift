@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// ATT over a Unix-domain socket: the same shape as the kernel's L2CAP ATT channel
 /// (`SOCK_SEQPACKET`, one ATT PDU per message), but reached through a path in the file system.
@@ -43,7 +44,7 @@ extension SocketATTBearer {
             throw ATTBearerError.system(call: call, errno: e, message: unixConnectMessage(e))
         }
         // Blocking from here on: the bearer's receive polls, its send may wait for buffer space.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        SystemCall.setNonBlocking(fd, false)
         do { return try SocketATTBearer(fileDescriptor: fd) } catch {
             _ = Glibc.close(fd)
             throw error

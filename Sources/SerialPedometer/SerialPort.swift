@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -168,17 +169,11 @@ public final class SerialPort: @unchecked Sendable {
     /// Reads what is available (at most `max` bytes), never blocking.
     public func read(max: Int = 4096) -> SerialRead {
         var buf = [UInt8](repeating: 0, count: max)
-        while true {
-            let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, max) }
-            if n > 0 { return .data(Array(buf[0..<n])) }
-            if n == 0 { return .gone("end of file") }
-            let e = errno
-            switch e {
-            case EINTR: continue
-            case EAGAIN: return .wouldBlock
-            default: return .gone(String(cString: strerror(e)))
-            }
-        }
+        let n = SystemCall.retrying { buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, max) } }
+        if n > 0 { return .data(Array(buf[0..<n])) }
+        if n == 0 { return .gone("end of file") }
+        let e = errno
+        return e == EAGAIN ? .wouldBlock : .gone(String(cString: strerror(e)))
     }
 
     /// Writes all of `bytes` (used by tests and for commands to firmware); returns false when the
@@ -187,12 +182,11 @@ public final class SerialPort: @unchecked Sendable {
     public func write(_ bytes: [UInt8]) -> Bool {
         var off = 0
         while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let n = SystemCall.retrying { bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
             if n > 0 { off += n; continue }
-            if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN {
-                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&p, 1, 100)
+                var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
+                _ = SystemCall.poll(&fds, timeout: 0.1)
                 continue
             }
             return false

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -25,8 +26,7 @@ public enum SerialReaderEvent: Sendable, Hashable {
 /// so an unplug is a clean event, never a crash or a busy loop.
 public final class SerialReader: @unchecked Sendable {
     private let port: SerialPort
-    private let wakeFD: Int32
-    private let wakeWriteFD: Int32
+    private let wake = WakePipe()
     private let handler: @Sendable (SerialReaderEvent) -> Void
     private let finished = Mutex(false)
     private let done = DispatchSemaphore(value: 0)
@@ -34,26 +34,15 @@ public final class SerialReader: @unchecked Sendable {
     /// Starts reading `port` at once; every event goes to `handler`, on the reader's thread, in order.
     public init(port: SerialPort, handler: @escaping @Sendable (SerialReaderEvent) -> Void) {
         self.port = port
-        var pair: [Int32] = [-1, -1]
-        if pipe(&pair) != 0 { pair = [-1, -1] }
-        for fd in pair where fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        self.wakeFD = pair[0]
-        self.wakeWriteFD = pair[1]
         self.handler = handler
         let thread = Thread { [self] in self.loop() }
         thread.name = "serial-reader \(port.path)"
         thread.start()
     }
 
-    deinit {
-        if wakeFD >= 0 { close(wakeFD) }
-        if wakeWriteFD >= 0 { close(wakeWriteFD) }
-    }
-
     /// Asks the reader to stop and waits until its thread has delivered its last event.
     public func stop() {
-        var one: UInt8 = 1
-        _ = write(wakeWriteFD, &one, 1)
+        wake.poke()
         wait()
     }
 
@@ -65,14 +54,9 @@ public final class SerialReader: @unchecked Sendable {
 
     private func loop() {
         defer { done.signal() }
-        var fds = [pollfd(fd: port.fd, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: port.fd, events: Int16(POLLIN), revents: 0), wake.pollEntry]
         while true {
-            fds[0].revents = 0
-            fds[1].revents = 0
-            let n = poll(&fds, 2, -1)
-            if n < 0 {
-                if errno == EINTR { continue }
+            if SystemCall.poll(&fds) < 0 {
                 handler(.gone(reason: "poll: \(String(cString: strerror(errno)))"))
                 return
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -38,8 +39,8 @@ public final class SimulatedPedometer: Sendable {
         tcgetattr(s, &tio)
         cfmakeraw(&tio)
         tcsetattr(s, TCSANOW, &tio)
-        _ = fcntl(m, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(s, F_SETFD, FD_CLOEXEC)
+        SystemCall.setCloseOnExec(m)
+        SystemCall.setCloseOnExec(s)
         master = m
         slaveKeepAlive = s
         path = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -75,9 +76,8 @@ public final class SimulatedPedometer: Sendable {
             // the pty (no daemon running) lines that do not fit are lost, not queued, and stop()
             // never hangs on a full buffer. The step total stays cumulative, so a later line
             // carries every step.
-            let flags = fcntl(master, F_GETFL)
-            _ = fcntl(master, F_SETFL, flags | O_NONBLOCK)
-            defer { _ = fcntl(master, F_SETFL, flags) }
+            let flags = SystemCall.setNonBlocking(master, true)
+            defer { SystemCall.setFlags(master, flags) }
             var seq: UInt64 = 0
             var rng = SystemRandomNumberGenerator()
             writeLine("PEDO v1.2 boot ok")   // a banner, as firmware prints after reset

@@ -1,6 +1,7 @@
 import Foundation
 import GATT
 import Synchronization
+import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -17,8 +18,7 @@ public final class UnixSocketATTListener: Sendable {
     /// The socket's path.
     public let path: String
     private let fd: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let wake: WakePipe
     private let closed = Atomic<Bool>(false)
     private let acceptorDone = DispatchSemaphore(value: 0)
 
@@ -47,30 +47,25 @@ public final class UnixSocketATTListener: Sendable {
             Glibc.close(fd)
             throw error
         }
-        var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else {
-            let error = ATTBearerError.fromErrno("pipe")
+        let wake: WakePipe
+        do { wake = try WakePipe.make() } catch {
             Glibc.close(fd)
-            throw error
+            throw ATTBearerError.system(call: error.call, errno: error.errno, message: String(cString: strerror(error.errno)))
         }
-        for p in pipeFDs { _ = fcntl(p, F_SETFD, FD_CLOEXEC) }
         self.path = path
         self.fd = fd
-        self.wakeRead = pipeFDs[0]
-        self.wakeWrite = pipeFDs[1]
-        let wake = pipeFDs[0]
+        self.wake = wake
         let thread = Thread { [self] in
             while !closed.load(ordering: .acquiring) {
-                var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-                let n = poll(&fds, 2, -1)
-                if n < 0 && errno == EINTR { continue }
+                var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), wake.pollEntry]
+                let n = SystemCall.poll(&fds)
                 if n < 0 || fds[1].revents != 0 { break }
-                let client = accept(fd, nil, nil)
+                let client = SystemCall.retrying { accept(fd, nil, nil) }
                 if client < 0 {
-                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    if errno == ECONNABORTED { continue }
                     break   // shut down by close(), or the socket failed
                 }
-                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                SystemCall.setCloseOnExec(client)
                 if closed.load(ordering: .acquiring) { Glibc.close(client); break }
                 guard let bearer = try? SocketATTBearer(fileDescriptor: client) else { Glibc.close(client); continue }
                 onConnection(bearer)
@@ -87,12 +82,9 @@ public final class UnixSocketATTListener: Sendable {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         unlink(path)
-        var one: UInt8 = 1
-        _ = write(wakeWrite, &one, 1)   // wakes the accepting thread's poll
+        wake.poke()   // wakes the accepting thread's poll
         acceptorDone.wait()
         Glibc.close(fd)
-        Glibc.close(wakeRead)
-        Glibc.close(wakeWrite)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Platform
 
 /// Reading and writing the files a user names (`import --jsonl`, `export --output`,
 /// `simulate --dir`, …) with POSIX calls, so a failure is one sentence from its errno — what,
@@ -105,10 +106,9 @@ package enum FileAccess {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            let n = SystemCall.retrying { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
             if n == 0 { break }
             if n < 0 {
-                if errno == EINTR { continue }
                 throw failure(errno: errno, .read, path: path, what: what)
             }
             out.append(contentsOf: chunk[0..<n])
@@ -152,9 +152,8 @@ package enum FileAccess {
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String, what: String) throws {
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            let n = SystemCall.retrying { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) } }
             if n < 0 {
-                if errno == EINTR { continue }
                 throw failure(errno: errno, .write, path: path, what: what)
             }
             done += n

@@ -1,6 +1,7 @@
 import CUdev
 import Foundation
 import Synchronization
+import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -32,7 +33,7 @@ public final class UdevMonitor: @unchecked Sendable {
     public let source: UdevEventSource
     private let udev: Udev
     private let monitor: OpaquePointer
-    private let wake: (read: Int32, write: Int32)
+    private let wake: WakePipe
     private let done = DispatchSemaphore(value: 0)
     private let stopped = Mutex(false)
 
@@ -52,15 +53,15 @@ public final class UdevMonitor: @unchecked Sendable {
             udev_monitor_unref(mon)
             throw UdevError.monitorFailed(source: chosen.rawValue, errno: e)
         }
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
+        let wake: WakePipe
+        do { wake = try WakePipe.make() } catch {
             udev_monitor_unref(mon)
-            throw UdevError.monitorFailed(source: chosen.rawValue, errno: errno)
+            throw UdevError.monitorFailed(source: chosen.rawValue, errno: error.errno)
         }
         self.udev = udev
         self.monitor = mon
         self.source = chosen
-        self.wake = (fds[0], fds[1])
+        self.wake = wake
         let thread = Thread { [self] in self.loop(handler) }
         thread.name = "udev-monitor"
         thread.start()
@@ -69,8 +70,6 @@ public final class UdevMonitor: @unchecked Sendable {
     deinit {
         stop()
         udev_monitor_unref(monitor)
-        close(wake.read)
-        close(wake.write)
     }
 
     /// Stops the monitor and waits for its thread to end (idempotent).
@@ -80,22 +79,15 @@ public final class UdevMonitor: @unchecked Sendable {
             return !s
         }
         guard first else { return }
-        var one: UInt8 = 1
-        _ = write(wake.write, &one, 1)
+        wake.poke()
         done.wait()
     }
 
     private func loop(_ handler: @Sendable (UdevEvent) -> Void) {
         defer { done.signal() }
-        var fds = [pollfd(fd: udev_monitor_get_fd(monitor), events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: udev_monitor_get_fd(monitor), events: Int16(POLLIN), revents: 0), wake.pollEntry]
         while true {
-            fds[0].revents = 0
-            fds[1].revents = 0
-            if poll(&fds, 2, -1) < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            if SystemCall.poll(&fds) < 0 { return }
             if fds[1].revents != 0 { return }
             while let dev = udev_monitor_receive_device(monitor) {
                 let action = udev_device_get_action(dev).map { String(cString: $0) } ?? "change"

@@ -4,6 +4,7 @@ import Foundation
 import Gateway
 import HealthModel
 import HealthStore
+import Platform
 
 /// `healthgate scan`: heart-rate straps nearby, live.
 struct ScanCommand: ParsableCommand {
@@ -67,7 +68,7 @@ struct ScanCommand: ParsableCommand {
                 guard all || device.data.isHeartRateSensor() else { return }
                 if json { return }
                 if live {
-                    let now = monotonicSeconds()
+                    let now = SystemCall.monotonicSeconds()
                     guard change.isNew || now - lastDraw > 0.25 else { return }
                     lastDraw = now
                     drawnLines = redraw(table.rows(all: all), over: drawnLines)
