@@ -4,22 +4,22 @@ import Glibc
 #endif
 
 /// A local Bluetooth adapter (`hci0`, …) as the kernel lists it.
-public struct Adapter: Sendable, Hashable {
+package struct Adapter: Sendable, Hashable {
     /// The kernel's device id (0 for `hci0`).
-    public let id: Int32
+    package let id: Int32
     /// The device name, `hci0`.
-    public let name: String
+    package let name: String
     /// The adapter's public address.
-    public let address: BluetoothAddress
+    package let address: BluetoothAddress
     /// True when the adapter is powered (HCI_UP).
-    public let isUp: Bool
+    package let isUp: Bool
 
     /// Finds an adapter and checks it is powered.
     ///
     /// - Parameter name: `hciN`, or `nil` for the first powered adapter.
     /// - Throws: ``BluetoothError`` — `.notInKernel` when the kernel has no Bluetooth,
     ///   `.noAdapter` when there is no such adapter, `.adapterDown` when it is powered off.
-    public static func resolve(_ name: String?) throws -> Adapter {
+    package static func resolve(_ name: String?) throws -> Adapter {
         try probeKernel()
         let adapter: Adapter
         if let name {
@@ -49,7 +49,7 @@ public struct Adapter: Sendable, Hashable {
     }
 
     /// Reads an adapter's name, address and power state.
-    public static func info(_ id: Int32) throws -> Adapter {
+    package static func info(_ id: Int32) throws -> Adapter {
         var di = hci_dev_info()
         guard hci_devinfo(id, &di) == 0 else {
             throw BluetoothError(errno: errno, during: .open(adapter: "hci\(id)"))
@@ -63,7 +63,7 @@ public struct Adapter: Sendable, Hashable {
 
     /// Fails with the kernel's own reason when AF_BLUETOOTH sockets cannot be made at all
     /// (no Bluetooth in the kernel, or not permitted), so every command reports it the same way.
-    public static func probeKernel() throws {
+    package static func probeKernel() throws {
         let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
         guard fd >= 0 else { throw BluetoothError(errno: errno, during: .open(adapter: nil)) }
         close(fd)

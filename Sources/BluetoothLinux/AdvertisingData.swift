@@ -4,50 +4,50 @@
 /// Parsing never fails and never invents a value: structures it cannot read (a length running
 /// past the end, a zero-length padding byte followed by junk, a 16-bit list with an odd byte)
 /// are reported in ``problems`` and what came before them is kept.
-public struct AdvertisingData: Sendable, Hashable {
+package struct AdvertisingData: Sendable, Hashable {
     /// AD type 0x01: the flags byte (LE Limited/General Discoverable, BR/EDR Not Supported, …).
-    public var flags: UInt8?
+    package var flags: UInt8?
     /// AD types 0x02 and 0x03: 16-bit service UUIDs, in the order advertised, from both lists.
-    public var serviceUUIDs16: [UInt16] = []
+    package var serviceUUIDs16: [UInt16] = []
     /// True when any 16-bit list was the *complete* list (type 0x03).
-    public var serviceListComplete = false
+    package var serviceListComplete = false
     /// AD types 0x06 and 0x07: 128-bit service UUIDs as 16 bytes in display order.
-    public var serviceUUIDs128: [[UInt8]] = []
+    package var serviceUUIDs128: [[UInt8]] = []
     /// AD type 0x09 (complete) or 0x08 (shortened) local name. A complete name wins.
-    public var localName: String?
+    package var localName: String?
     /// True when ``localName`` came from a complete-name structure (0x09).
-    public var localNameComplete = false
+    package var localNameComplete = false
     /// AD type 0xFF: manufacturer-specific data, one entry per structure.
-    public var manufacturerData: [ManufacturerData] = []
+    package var manufacturerData: [ManufacturerData] = []
     /// AD type 0x0A: the transmit power level in dBm.
-    public var txPower: Int8?
+    package var txPower: Int8?
     /// AD types 0x16 (16-bit service data): UUID and payload.
-    public var serviceData16: [ServiceData] = []
+    package var serviceData16: [ServiceData] = []
     /// What could not be parsed, one short phrase each (empty for well-formed data).
-    public var problems: [String] = []
+    package var problems: [String] = []
 
     /// A manufacturer-specific data structure: company identifier and the bytes after it.
-    public struct ManufacturerData: Sendable, Hashable {
+    package struct ManufacturerData: Sendable, Hashable {
         /// The Bluetooth SIG company identifier (0x006B = Polar Electro Oy).
-        public var company: UInt16
+        package var company: UInt16
         /// The payload after the company identifier.
-        public var data: [UInt8]
+        package var data: [UInt8]
     }
 
     /// A 16-bit service data structure: the service UUID and its payload.
-    public struct ServiceData: Sendable, Hashable {
-        public var uuid: UInt16
-        public var data: [UInt8]
+    package struct ServiceData: Sendable, Hashable {
+        package var uuid: UInt16
+        package var data: [UInt8]
     }
 
     /// The Heart Rate service UUID, 0x180D.
-    public static let heartRateService: UInt16 = 0x180D
+    package static let heartRateService: UInt16 = 0x180D
 
     /// Creates empty advertising data.
-    public init() {}
+    package init() {}
 
     /// Parses the AD structures in `bytes` (an advertising or scan-response payload).
-    public init<C: Collection>(parsing bytes: C) where C.Element == UInt8 {
+    package init<C: Collection>(parsing bytes: C) where C.Element == UInt8 {
         let b = Array(bytes)
         var i = 0
         while i < b.count {
@@ -114,7 +114,7 @@ public struct AdvertisingData: Sendable, Hashable {
 
     /// Merges a scan response (or a later report) into this data: lists are unioned, a field
     /// already present is replaced only by a better one (a complete name over a short one).
-    public mutating func merge(_ other: AdvertisingData) {
+    package mutating func merge(_ other: AdvertisingData) {
         if let f = other.flags { flags = f }
         for u in other.serviceUUIDs16 where !serviceUUIDs16.contains(u) { serviceUUIDs16.append(u) }
         serviceListComplete = serviceListComplete || other.serviceListComplete
@@ -129,12 +129,12 @@ public struct AdvertisingData: Sendable, Hashable {
     }
 
     /// True when either 16-bit service list carries the Heart Rate service (0x180D).
-    public var advertisesHeartRate: Bool { serviceUUIDs16.contains(Self.heartRateService) }
+    package var advertisesHeartRate: Bool { serviceUUIDs16.contains(Self.heartRateService) }
 
     /// Whether this looks like a heart-rate strap: 0x180D in either service list, or — since the
     /// profile only says a sensor *should* advertise the service — a local name that contains one
     /// of `nameHints` (case-insensitive).
-    public func isHeartRateSensor(nameHints: [String] = AdvertisingData.defaultNameHints) -> Bool {
+    package func isHeartRateSensor(nameHints: [String] = AdvertisingData.defaultNameHints) -> Bool {
         if advertisesHeartRate { return true }
         guard let name = localName?.lowercased() else { return false }
         return nameHints.contains { name.contains($0.lowercased()) }
@@ -142,11 +142,11 @@ public struct AdvertisingData: Sendable, Hashable {
 
     /// Name fragments of common straps that sometimes leave 0x180D out of their advertising
     /// (it then appears only in the scan response or not at all).
-    public static let defaultNameHints = ["Polar H", "HRM", "TICKR", "Heart Rate"]
+    package static let defaultNameHints = ["Polar H", "HRM", "TICKR", "Heart Rate"]
 }
 
 /// A company identifier's name for the few vendors HealthGate meets; `nil` for others.
-public func companyName(_ id: UInt16) -> String? {
+package func companyName(_ id: UInt16) -> String? {
     switch id {
     case 0x006B: return "Polar Electro Oy"
     case 0x0087: return "Garmin International"

@@ -1,26 +1,26 @@
 /// One advertisement (or scan response) a controller heard, as an LE Advertising Report or an
 /// LE Extended Advertising Report carries it.
-public struct AdvertisingReport: Sendable, Hashable {
+package struct AdvertisingReport: Sendable, Hashable {
     /// Who advertised.
-    public var address: BluetoothAddress
+    package var address: BluetoothAddress
     /// Public or random; `nil` for anonymous extended advertising.
-    public var addressType: AddressType?
+    package var addressType: AddressType?
     /// The legacy event type: 0 ADV_IND, 1 ADV_DIRECT_IND, 2 ADV_SCAN_IND, 3 ADV_NONCONN_IND,
     /// 4 SCAN_RSP. For extended reports, the legacy equivalent when the PDU was legacy, else 0xFF.
-    public var eventType: UInt8
+    package var eventType: UInt8
     /// Received signal strength in dBm; `nil` when the controller says "not available" (127).
-    public var rssi: Int8?
+    package var rssi: Int8?
     /// The parsed AD structures.
-    public var data: AdvertisingData
+    package var data: AdvertisingData
     /// The raw AD bytes, exactly as received.
-    public var rawData: [UInt8]
+    package var rawData: [UInt8]
 
     /// True for a scan response (which adds to, rather than replaces, the advertisement).
-    public var isScanResponse: Bool { eventType == 4 }
+    package var isScanResponse: Bool { eventType == 4 }
     /// True unless the advertisement says it does not accept connections (ADV_SCAN_IND, ADV_NONCONN_IND).
-    public var isConnectable: Bool { eventType == 0 || eventType == 1 || eventType == 0xFF }
+    package var isConnectable: Bool { eventType == 0 || eventType == 1 || eventType == 0xFF }
 
-    public init(address: BluetoothAddress, addressType: AddressType?, eventType: UInt8, rssi: Int8?, rawData: [UInt8]) {
+    package init(address: BluetoothAddress, addressType: AddressType?, eventType: UInt8, rssi: Int8?, rawData: [UInt8]) {
         self.address = address
         self.addressType = addressType
         self.eventType = eventType
@@ -31,18 +31,18 @@ public struct AdvertisingReport: Sendable, Hashable {
 }
 
 /// Parses HCI LE Meta events into advertising reports (Core Vol 4 Part E 7.7.65.2 and 7.7.65.13).
-public enum HCIEventParser {
+package enum HCIEventParser {
     /// LE Meta event code.
-    public static let leMetaEvent: UInt8 = 0x3E
+    package static let leMetaEvent: UInt8 = 0x3E
     /// LE Advertising Report subevent.
-    public static let advertisingReport: UInt8 = 0x02
+    package static let advertisingReport: UInt8 = 0x02
     /// LE Extended Advertising Report subevent.
-    public static let extendedAdvertisingReport: UInt8 = 0x0D
+    package static let extendedAdvertisingReport: UInt8 = 0x0D
 
     /// Why an event could not be read.
-    public enum Failure: Error, Equatable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, CustomStringConvertible {
         case truncated(String)
-        public var description: String {
+        package var description: String {
             switch self { case .truncated(let what): return "truncated HCI event: \(what)" }
         }
     }
@@ -51,7 +51,7 @@ public enum HCIEventParser {
     /// Returns the reports it carries: none for events that are not advertising reports.
     /// - Throws: ``Failure`` when the packet is cut short; reports before the cut are lost with
     ///   it because the count and layout can no longer be trusted.
-    public static func reports(fromPacket packet: [UInt8]) throws -> [AdvertisingReport] {
+    package static func reports(fromPacket packet: [UInt8]) throws -> [AdvertisingReport] {
         guard packet.count >= 3, packet[0] == 0x04 else { return [] }
         guard packet[1] == leMetaEvent else { return [] }
         let length = Int(packet[2])
@@ -60,7 +60,7 @@ public enum HCIEventParser {
     }
 
     /// Parses the parameters of an LE Meta event (starting at the subevent code).
-    public static func reports(fromLEMeta p: [UInt8]) throws -> [AdvertisingReport] {
+    package static func reports(fromLEMeta p: [UInt8]) throws -> [AdvertisingReport] {
         guard let sub = p.first else { return [] }
         switch sub {
         case advertisingReport: return try legacy(p)

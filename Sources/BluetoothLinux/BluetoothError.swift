@@ -8,9 +8,9 @@ import Glibc
 /// ``controller(status:command:adapter:)``; the mapping depends on what was being done, because
 /// the same errno means different things (`EACCES` opening a raw socket is a missing capability,
 /// `ETIMEDOUT` while connected is a lost link, during a connect it is a strap that never answered).
-public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The class of failure; the exit code follows from it.
-    public enum Kind: String, Sendable, Equatable, CaseIterable {
+    package enum Kind: String, Sendable, Equatable, CaseIterable {
         /// The kernel has no Bluetooth (AF_BLUETOOTH sockets are not supported).
         case notInKernel
         /// No such adapter (or none at all).
@@ -40,7 +40,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// What HealthGate was doing when the error happened; it selects the meaning of an errno.
-    public enum Operation: Sendable, Equatable, CustomStringConvertible {
+    package enum Operation: Sendable, Equatable, CustomStringConvertible {
         /// Opening a socket or an adapter (`hci0`, or any when nil).
         case open(adapter: String?)
         /// Sending an HCI command to the adapter.
@@ -52,7 +52,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
         /// Reading or writing on an established link.
         case io(BluetoothAddress)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .open(let a): return a.map { "opening \($0)" } ?? "opening a Bluetooth socket"
             case .hciCommand(let c, let a): return "\(c) on \(a)"
@@ -83,28 +83,28 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// The class of failure.
-    public let kind: Kind
+    package let kind: Kind
     /// One sentence: what failed, why, and what to do.
-    public let message: String
+    package let message: String
     /// The errno behind it, when the kernel reported one.
-    public let errno: Int32?
+    package let errno: Int32?
 
     /// Creates an error with an explicit kind and message.
-    public init(_ kind: Kind, _ message: String, errno: Int32? = nil) {
+    package init(_ kind: Kind, _ message: String, errno: Int32? = nil) {
         self.kind = kind
         self.message = message
         self.errno = errno
     }
 
-    public var description: String { message }
+    package var description: String { message }
 
     /// The sysexits(3) code the command exits with.
-    public var exitCode: Int32 { Self.exitCode(for: kind) }
+    package var exitCode: Int32 { Self.exitCode(for: kind) }
 
     /// sysexits codes per kind: 77 for permissions, 75 (try again) for timeouts and a busy
     /// adapter, 74 for a link lost mid-transfer, 69 (unavailable) for everything that means
     /// "no usable Bluetooth or no such device" — the code a machine without Bluetooth gives.
-    public static func exitCode(for kind: Kind) -> Int32 {
+    package static func exitCode(for kind: Kind) -> Int32 {
         switch kind {
         case .permissionDenied: return 77
         case .connectTimeout, .busy: return 75
@@ -115,7 +115,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// Maps an errno from the kernel, given what was being done.
-    public init(errno code: Int32, during op: Operation) {
+    package init(errno code: Int32, during op: Operation) {
         let why = Self.errnoText(code)
         switch code {
         case EAFNOSUPPORT, EPROTONOSUPPORT, ESOCKTNOSUPPORT:
@@ -176,13 +176,13 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// An HCI command the controller answered with a non-zero status.
-    public static func controller(status: UInt8, command: String, adapter: String) -> BluetoothError {
+    package static func controller(status: UInt8, command: String, adapter: String) -> BluetoothError {
         BluetoothError(.controllerRejected,
                        "Adapter \(adapter) rejected \(command): \(hciStatusName(status)) (0x\(hex(status))); stop other programs using it (bluetoothctl scan off) or reset it with `btmgmt --index \(adapter.replacingPrefix("hci")) power off` and on.")
     }
 
     /// No adapter at all, or not the one named.
-    public static func noAdapterMessage(_ adapter: String?) -> String {
+    package static func noAdapterMessage(_ adapter: String?) -> String {
         if let adapter {
             return "No Bluetooth adapter named \(adapter): list adapters with `btmgmt info` (or `ls /sys/class/bluetooth`) and pass one with --adapter, or plug one in."
         }
@@ -190,7 +190,7 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// The adapter is down.
-    public static func adapterDownMessage(_ adapter: String, rfkill: Bool = false) -> String {
+    package static func adapterDownMessage(_ adapter: String, rfkill: Bool = false) -> String {
         if rfkill {
             return "Bluetooth adapter \(adapter) is blocked by rfkill: unblock it with `rfkill unblock bluetooth`, power it on with `bluetoothctl power on`, and try again."
         }
@@ -198,13 +198,13 @@ public struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 
     /// The text of an errno (`strerror`).
-    public static func errnoText(_ code: Int32) -> String {
+    package static func errnoText(_ code: Int32) -> String {
         guard let p = strerror(code) else { return "errno \(code)" }
         return String(cString: p)
     }
 
     /// Names of the HCI status codes a scan or connect meets (Core Vol 1 Part F).
-    public static func hciStatusName(_ status: UInt8) -> String {
+    package static func hciStatusName(_ status: UInt8) -> String {
         switch status {
         case 0x01: return "Unknown HCI Command"
         case 0x02: return "Unknown Connection Identifier"

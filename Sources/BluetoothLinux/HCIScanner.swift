@@ -14,9 +14,9 @@ import Platform
 /// off. ``stop()`` runs on every exit path of ``scan(for:until:onReport:)``.
 ///
 /// Thread rules: one thread drives a scanner; ``StopSignal`` may be triggered from any thread.
-public final class HCIScanner {
+package final class HCIScanner {
     /// Which HCI command set the controller accepted.
-    public enum CommandSet: String, Sendable {
+    package enum CommandSet: String, Sendable {
         /// LE Set Scan Parameters / Enable (Bluetooth 4.x, and 5.x controllers used that way).
         case legacy
         /// LE Set Extended Scan Parameters / Enable (controllers the kernel drives with 5.x commands).
@@ -24,17 +24,17 @@ public final class HCIScanner {
     }
 
     /// The adapter scanned on.
-    public let adapter: Adapter
+    package let adapter: Adapter
     /// The command set in use once scanning started.
-    public private(set) var commandSet: CommandSet = .legacy
+    package private(set) var commandSet: CommandSet = .legacy
     /// Whether scanning was already on (by someone else) before we started.
-    public private(set) var wasScanningBefore = false
+    package private(set) var wasScanningBefore = false
     private var dd: Int32
     private var scanning = false
 
     /// Opens a raw HCI socket on `adapter`.
     /// - Throws: ``BluetoothError`` (permissions, no adapter).
-    public init(adapter: Adapter) throws {
+    package init(adapter: Adapter) throws {
         self.adapter = adapter
         dd = hci_open_dev(adapter.id)
         guard dd >= 0 else { throw BluetoothError(errno: errno, during: .open(adapter: adapter.name)) }
@@ -47,7 +47,7 @@ public final class HCIScanner {
 
     /// Starts an active scan with duplicate filtering off.
     /// - Parameters: interval and window in units of 0.625 ms (default 10 ms / 10 ms: continuous).
-    public func start(interval: UInt16 = 0x0010, window: UInt16 = 0x0010) throws {
+    package func start(interval: UInt16 = 0x0010, window: UInt16 = 0x0010) throws {
         // 1. Legacy parameters. Command Disallowed means scanning is on, or the controller is in
         //    extended mode (it refuses legacy commands once extended ones were used).
         var status = try setParameters(.legacy, active: true, interval: interval, window: window)
@@ -88,7 +88,7 @@ public final class HCIScanner {
 
     /// Stops our scan and restores the scan state found at ``start()``. Idempotent; errors are
     /// ignored (this runs on exit paths, where the adapter may already be gone).
-    public func stop() {
+    package func stop() {
         guard scanning else { return }
         scanning = false
         _ = try? setEnable(commandSet, false, filterDuplicates: false)
@@ -102,7 +102,7 @@ public final class HCIScanner {
     /// Waits up to `timeout` seconds (or until `stop` fires) for the next advertising reports.
     /// - Returns: the reports of one HCI event (possibly empty), or `nil` when the time is up or
     ///   `stop` fired.
-    public func next(timeout: Double, stop: StopSignal? = nil) throws -> [AdvertisingReport]? {
+    package func next(timeout: Double, stop: StopSignal? = nil) throws -> [AdvertisingReport]? {
         var fds = [pollfd(fd: dd, events: Int16(POLLIN), revents: 0)]
         if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
         let n = SystemCall.poll(&fds, timeout: min(timeout, 3600))
@@ -126,7 +126,7 @@ public final class HCIScanner {
 
     /// Scans for `seconds` (or until `stop` fires), calling `onReport` for every report, then
     /// restores the scan state — also when `onReport` or the socket throws.
-    public func scan(for seconds: Double, until stop: StopSignal? = nil,
+    package func scan(for seconds: Double, until stop: StopSignal? = nil,
                      onReport: (AdvertisingReport) throws -> Void) throws {
         try start()
         defer { self.stop() }

@@ -7,7 +7,7 @@ import Synchronization
 import Platform
 
 /// The link security a connection asks the kernel for (`BT_SECURITY`).
-public enum SecurityLevel: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+package enum SecurityLevel: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// No encryption (the default for a heart-rate strap; nothing is stored on the peer).
     case low = 1
     /// Encrypted, unauthenticated: LE "Just Works" pairing; bonded when the adapter is bondable.
@@ -17,7 +17,7 @@ public enum SecurityLevel: UInt8, Sendable, CaseIterable, CustomStringConvertibl
     /// Secure Connections only, 128-bit keys.
     case fips = 4
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .low: return "low (unencrypted)"
         case .medium: return "medium (encrypted, Just Works)"
@@ -36,18 +36,18 @@ public enum SecurityLevel: UInt8, Sendable, CaseIterable, CustomStringConvertibl
 ///
 /// Thread rules: one reader and one writer may use it concurrently (the kernel serialises), and
 /// ``close()`` may be called from any thread (it wakes a blocked ``receive(timeout:stop:)``).
-public final class L2CAPSocket: @unchecked Sendable {
+package final class L2CAPSocket: @unchecked Sendable {
     /// The device at the other end.
-    public let address: BluetoothAddress
+    package let address: BluetoothAddress
     /// Its address type.
-    public let addressType: AddressType
+    package let addressType: AddressType
     private let fdState: Mutex<Int32>
     private let wake = StopSignal()
 
     /// The ATT fixed channel.
-    public static let attCID: UInt16 = 4
+    package static let attCID: UInt16 = 4
     /// The largest PDU read at once (the kernel's default LE MTU is well below).
-    public static let maxPDU = 1024
+    package static let maxPDU = 1024
 
     private init(fd: Int32, address: BluetoothAddress, addressType: AddressType) {
         self.fdState = Mutex(fd)
@@ -66,7 +66,7 @@ public final class L2CAPSocket: @unchecked Sendable {
     ///   - timeout: seconds before giving up (the kernel's own LE connect timeout is 20 s).
     ///   - stop: aborts the attempt when triggered (Ctrl-C); the error is then `.connectTimeout`.
     /// - Throws: ``BluetoothError`` with the kernel's reason mapped to a sentence.
-    public static func connect(to address: BluetoothAddress, type: AddressType, adapter: Adapter? = nil,
+    package static func connect(to address: BluetoothAddress, type: AddressType, adapter: Adapter? = nil,
                                security: SecurityLevel = .low, timeout: Double = 15,
                                stop: StopSignal? = nil) throws -> L2CAPSocket {
         let op = BluetoothError.Operation.connect(address, timeoutSeconds: timeout)
@@ -130,10 +130,10 @@ public final class L2CAPSocket: @unchecked Sendable {
     }
 
     /// True until ``close()``.
-    public var isOpen: Bool { fdState.withLock { $0 >= 0 } }
+    package var isOpen: Bool { fdState.withLock { $0 >= 0 } }
 
     /// The link's current security level and encryption key size (`BT_SECURITY`).
-    public func security() throws -> (level: UInt8, keySize: UInt8) {
+    package func security() throws -> (level: UInt8, keySize: UInt8) {
         let fd = fdState.withLock { $0 }
         var bs = bt_security()
         var len = socklen_t(MemoryLayout<bt_security>.size)
@@ -145,7 +145,7 @@ public final class L2CAPSocket: @unchecked Sendable {
 
     /// Raises the security of the live link (what bluetoothd does on "Insufficient Encryption")
     /// and waits up to `timeout` seconds for the kernel to report it reached.
-    public func raiseSecurity(to level: SecurityLevel, timeout: Double = 10) throws {
+    package func raiseSecurity(to level: SecurityLevel, timeout: Double = 10) throws {
         let fd = fdState.withLock { $0 }
         var bs = bt_security(level: level.rawValue, key_size: 0)
         guard setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &bs, socklen_t(MemoryLayout<bt_security>.size)) == 0 else {
@@ -162,7 +162,7 @@ public final class L2CAPSocket: @unchecked Sendable {
 
     /// Sends one ATT PDU.
     /// - Throws: ``BluetoothError`` `.linkLost` when the link is gone.
-    public func send(_ pdu: [UInt8]) throws {
+    package func send(_ pdu: [UInt8]) throws {
         let fd = fdState.withLock { $0 }
         guard fd >= 0 else { throw BluetoothError(errno: ENOTCONN, during: .io(address)) }
         let n = SystemCall.retrying { pdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
@@ -175,7 +175,7 @@ public final class L2CAPSocket: @unchecked Sendable {
     ///   - timeout: seconds to wait; `nil` waits until a PDU, the link drops, `stop` or ``close()``.
     /// - Returns: the PDU, or `nil` on timeout, `stop`, or a local ``close()``.
     /// - Throws: ``BluetoothError`` `.linkLost` when the peer or the kernel ended the link.
-    public func receive(timeout: Double? = nil, stop: StopSignal? = nil) throws -> [UInt8]? {
+    package func receive(timeout: Double? = nil, stop: StopSignal? = nil) throws -> [UInt8]? {
         let fd = fdState.withLock { $0 }
         guard fd >= 0 else { return nil }
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
@@ -198,7 +198,7 @@ public final class L2CAPSocket: @unchecked Sendable {
 
     /// Shuts the link down and closes the socket. Idempotent, callable from any thread; wakes a
     /// blocked ``receive(timeout:stop:)``.
-    public func close() {
+    package func close() {
         let fd = fdState.withLock { fd -> Int32 in
             let old = fd
             fd = -1
@@ -228,7 +228,7 @@ extension L2CAPSocket: ATTBearer {
     /// Blocks until the next ATT PDU, copies it into `buffer` and returns its length; `nil`
     /// after ``close()`` or when the device ended the link cleanly.
     /// - Throws: ``BluetoothError`` `.linkLost` (with the kernel's reason) when the link failed.
-    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+    package func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
         while true {
             let fd = fdState.withLock { $0 }
             guard fd >= 0 else { return nil }

@@ -7,54 +7,54 @@ import Udev
 
 /// The daemon's configuration, read from a TOML file (`samples/healthgate.toml` documents every
 /// key). Unknown keys and wrong types are errors that name the file and line.
-public struct GatewayConfig: Sendable, Equatable {
+package struct GatewayConfig: Sendable, Equatable {
     /// A strap to keep connected: over Bluetooth (``address``) or over a Unix-domain socket
     /// that carries its ATT channel (``socket``); exactly one of the two is set.
-    public struct Strap: Sendable, Equatable {
+    package struct Strap: Sendable, Equatable {
         /// Its Bluetooth address, `AA:BB:CC:DD:EE:FF` (upper case), when reached over the radio.
-        public var address: String?
+        package var address: String?
         /// `public` or `random` (LE address type; meaningful with ``address``); nil when the
         /// file does not say: `run` then uses the type `healthgate pair` remembered, else guesses
         /// from the address (static random addresses start with binary 11), as `live` does.
-        public var addressType: String?
+        package var addressType: String?
         /// A name for logs and the device registry.
-        public var name: String?
+        package var name: String?
         /// The path of a `SOCK_SEQPACKET` Unix-domain socket carrying the strap's ATT channel,
         /// one PDU per message (a BLE proxy, a remote radio, `healthgate simulate`).
-        public var socket: String?
+        package var socket: String?
     }
 
     /// A rule that picks serial ports to open as pedometers.
-    public struct Pedometer: Sendable, Equatable {
+    package struct Pedometer: Sendable, Equatable {
         /// A device path (`/dev/ttyUSB0`, `/dev/serial/by-id/…`), or nil to match by properties.
-        public var path: String?
+        package var path: String?
         /// USB vendor id (hex, `1a86`), if matching by properties.
-        public var vendor: String?
+        package var vendor: String?
         /// USB product id (hex, `7523`), if matching by properties.
-        public var product: String?
+        package var product: String?
         /// USB serial number, if matching by properties.
-        public var serial: String?
+        package var serial: String?
         /// A udev tag (`healthgate-pedometer`, set by udev-rules/70-healthgate.rules), if matching
         /// by properties; needs a udev daemon (without one a device has no tags).
-        public var tag: String? = nil
+        package var tag: String? = nil
         /// Line speed.
-        public var baud: Int
+        package var baud: Int
         /// A name for logs and the device registry.
-        public var name: String?
+        package var name: String?
         /// The device id keying the persisted counter state and the sync identifiers (`serial
         /// watch --id`); nil: the USB serial number when sysfs knows it, else the device path.
-        public var id: String? = nil
+        package var id: String? = nil
         /// The line format (`format`: auto, json, kv, int or profile:NAME).
-        public var format: LineFormat = .auto
+        package var format: LineFormat = .auto
         /// The counter's width (`counter_bits`: 16, 24 or 32), when known.
-        public var counterBits: Int? = nil
+        package var counterBits: Int? = nil
         /// Use the line's `t` for timestamps (`device_time = "trust"`).
-        public var trustDeviceTime: Bool = false
+        package var trustDeviceTime: Bool = false
         /// Flow control (`flow_control`: none, rtscts or xonxoff).
-        public var flowControl: FlowControl = .none
+        package var flowControl: FlowControl = .none
 
         /// A rule with every option at `serial watch`'s default.
-        public init(path: String? = nil, vendor: String? = nil, product: String? = nil, serial: String? = nil,
+        package init(path: String? = nil, vendor: String? = nil, product: String? = nil, serial: String? = nil,
                     tag: String? = nil, baud: Int = 115_200, name: String? = nil) {
             self.path = path
             self.vendor = vendor
@@ -67,7 +67,7 @@ public struct GatewayConfig: Sendable, Equatable {
 
         /// A rule from one of `serial watch --match`'s forms (``DeviceMatch``): `VID:PID`,
         /// `serial:S`, `tag:T` or `by-id:LINK` (a path rule on `/dev/serial/by-id/LINK`).
-        public init(_ match: DeviceMatch) {
+        package init(_ match: DeviceMatch) {
             self.init()
             switch match {
             case .usbID(let v, let p): vendor = v; product = p
@@ -79,7 +79,7 @@ public struct GatewayConfig: Sendable, Equatable {
 
         /// True when `device` (as udev describes it) is what this rule picks: its node or one of
         /// its links is the rule's `path`, or every property the rule names matches.
-        public func matches(_ device: TTYDevice) -> Bool {
+        package func matches(_ device: TTYDevice) -> Bool {
             if let path {
                 let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
                 return device.devnode == path || device.devnode == real || device.devlinks.contains(path)
@@ -93,7 +93,7 @@ public struct GatewayConfig: Sendable, Equatable {
         }
 
         /// The rule in a few words, for logs (`1d50:6120`, `serial:PED1`, `tag:T`, `/dev/ttyACM0`).
-        public var summary: String {
+        package var summary: String {
             if let path { return path }
             var parts: [String] = []
             if vendor != nil || product != nil { parts.append("\(vendor ?? "*"):\(product ?? "*")") }
@@ -103,36 +103,36 @@ public struct GatewayConfig: Sendable, Equatable {
         }
 
         /// The options a ``PedometerSource`` for this rule opens its port and counts with.
-        public var sourceOptions: PedometerSource.Options {
+        package var sourceOptions: PedometerSource.Options {
             PedometerSource.Options(baud: baud, flowControl: flowControl, format: format,
                                     counterBits: counterBits, trustDeviceTime: trustDeviceTime)
         }
     }
 
     /// The file this came from (for messages).
-    public var file: String
+    package var file: String
     /// Database path; nil means the CLI default (`--db`, `$HEALTHGATE_DB`, XDG).
-    public var databasePath: String?
+    package var databasePath: String?
     /// Ring, batch and overflow settings.
-    public var ingest: IngestConfiguration
+    package var ingest: IngestConfiguration
     /// When committed batches reach the disk (`[ingest] durability`, default group commit).
-    public var durability: StoreSink.Durability = .group
+    package var durability: StoreSink.Durability = .group
     /// Straps to keep connected.
-    public var straps: [Strap]
+    package var straps: [Strap]
     /// Pedometer match rules.
-    public var pedometers: [Pedometer]
+    package var pedometers: [Pedometer]
     /// The user's vendor profiles (`[profiles.NAME]`), besides the built-in ones.
-    public var profiles: [String: VendorProfile]
+    package var profiles: [String: VendorProfile]
     /// The built-in profiles merged with the user's (the user's win).
-    public var allProfiles: [String: VendorProfile] { VendorProfile.builtIn.merging(profiles) { _, user in user } }
+    package var allProfiles: [String: VendorProfile] { VendorProfile.builtIn.merging(profiles) { _, user in user } }
     /// Seconds between status log lines (and systemd STATUS updates).
-    public var statusInterval: Int
+    package var statusInterval: Int
     /// How sources (straps, pedometers opened by path) are reconnected (`[ingest]
     /// reconnect_pause_ms`, `reconnect_max_pause_ms`).
-    public var reconnect = ReconnectPolicy()
+    package var reconnect = ReconnectPolicy()
 
     /// A configuration with defaults and no devices.
-    public init(file: String = "(defaults)") {
+    package init(file: String = "(defaults)") {
         self.file = file
         self.databasePath = nil
         self.ingest = IngestConfiguration()
@@ -144,7 +144,7 @@ public struct GatewayConfig: Sendable, Equatable {
 
     /// Reads and checks the file at `path`.
     /// - Throws: ``ConfigError`` naming the file, the line and what is wrong.
-    public static func load(path: String) throws(ConfigError) -> GatewayConfig {
+    package static func load(path: String) throws(ConfigError) -> GatewayConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigError(file: path, line: nil, message: "cannot read the file (does it exist, and may this user read it?)")
         }
@@ -155,7 +155,7 @@ public struct GatewayConfig: Sendable, Equatable {
     }
 
     /// Parses TOML `text` (from `file`, for messages).
-    public static func parse(_ raw: String, file: String) throws(ConfigError) -> GatewayConfig {
+    package static func parse(_ raw: String, file: String) throws(ConfigError) -> GatewayConfig {
         // A UTF-8 byte-order mark (Windows editors) is not part of the TOML (docs/input-rules.md).
         let text = raw.hasPrefix("\u{FEFF}") ? String(raw.dropFirst()) : raw
         let table: TOMLTable
@@ -173,26 +173,26 @@ public struct GatewayConfig: Sendable, Equatable {
 
 extension Sequence where Element == GatewayConfig.Pedometer {
     /// The first rule matching `device`, or nil (no rules match nothing: never every tty).
-    public func firstMatch(_ device: TTYDevice) -> GatewayConfig.Pedometer? { first { $0.matches(device) } }
+    package func firstMatch(_ device: TTYDevice) -> GatewayConfig.Pedometer? { first { $0.matches(device) } }
 }
 
 /// A configuration problem: where (file, line) and what is wrong.
-public struct ConfigError: Error, Equatable, CustomStringConvertible {
+package struct ConfigError: Error, Equatable, CustomStringConvertible {
     /// The configuration file.
-    public var file: String
+    package var file: String
     /// The 1-based line, when known.
-    public var line: Int?
+    package var line: Int?
     /// What is wrong and what would be right.
-    public var message: String
+    package var message: String
 
     /// Creates an error at `file`:`line`.
-    public init(file: String, line: Int?, message: String) {
+    package init(file: String, line: Int?, message: String) {
         self.file = file
         self.line = line
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         if let line { return "\(file):\(line): \(message)" }
         return "\(file): \(message)"
     }

@@ -12,11 +12,11 @@ import Synchronization
 /// `[[pedometer]]` rule a ``PedometerWatcher`` starting pedometer sources as they appear — feeding
 /// one pipeline into the store, run by a ``GatewayRuntime`` until SIGTERM/SIGINT; the device
 /// registry (``StrapRegistry``) and the journal (``StrapEventLog``) hear every strap event.
-public final class GatewayDaemon: Sendable {
+package final class GatewayDaemon: Sendable {
     /// The runtime (pipeline, runner, signals, systemd).
-    public let runtime: GatewayRuntime
+    package let runtime: GatewayRuntime
     /// The configured strap sources.
-    public let straps: [StrapSource]
+    package let straps: [StrapSource]
     private let watcher: PedometerWatcher
     private let config: GatewayConfig
 
@@ -24,7 +24,7 @@ public final class GatewayDaemon: Sendable {
     /// `adapter` (nil: the kernel's choice). A strap's address type is the file's, else the one
     /// `pair` remembered, else a guess from the address.
     /// - Throws: ``HealthStore/StoreError`` (the registry could not be read), ``Ingest/IngestError``.
-    public init(config: GatewayConfig, store: HealthStore, adapter: Adapter?, logger: Logger) throws {
+    package init(config: GatewayConfig, store: HealthStore, adapter: Adapter?, logger: Logger) throws {
         self.config = config
         runtime = try GatewayRuntime(store: store, configuration: config.ingest, durability: config.durability,
                                      policy: config.reconnect, logger: logger)
@@ -63,7 +63,7 @@ public final class GatewayDaemon: Sendable {
     /// Runs until SIGTERM/SIGINT, then stops the sources, drains, commits and returns the final
     /// counters. The status line starts with what `devices` says ("9/10 straps subscribed,
     /// 4 pedometer(s) open"). Blocks: call it from a thread of its own (``GatewayRuntime/run``).
-    public func run() throws -> IngestStats {
+    package func run() throws -> IngestStats {
         let stats = straps.map(\.stats)
         let (watcher, pedometerRules) = (self.watcher, config.pedometers.count)
         return try runtime.run(sources: straps, statusInterval: .seconds(config.statusInterval), started: { watcher.start() },

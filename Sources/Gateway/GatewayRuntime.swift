@@ -14,13 +14,13 @@ import Synchronization
 ///
 /// Used by `healthgate run` (configured sources, until a signal), `healthgate demo`
 /// (simulated sources, for a duration) and `healthgate replay` (until the capture ends).
-public final class GatewayRuntime: Sendable {
+package final class GatewayRuntime: Sendable {
     /// The pipeline (for observers).
-    public let pipeline: IngestPipeline
+    package let pipeline: IngestPipeline
     /// The store the pipeline writes (nil behind a ``Ingest/NullSink``: nothing is kept).
-    public let store: HealthStore?
+    package let store: HealthStore?
     /// The sources' runner.
-    public let runner: SourceRunner
+    package let runner: SourceRunner
     private let logger: Logger
     private let notifier: SystemdNotifier
     private let stopRequest = DispatchSemaphore(value: 0)
@@ -30,11 +30,11 @@ public final class GatewayRuntime: Sendable {
     /// How often ``run(sources:duration:endWhenSourcesEnd:statusInterval:started:status:)``
     /// removes expired change-feed tombstones (``HealthStore/pruneExpiredTombstones(now:)``):
     /// once at start, then at this interval. Default one hour.
-    public let tombstonePruneInterval: Duration
+    package let tombstonePruneInterval: Duration
 
     /// Opens `store` and prepares a pipeline with `configuration`, committing with `durability`
     /// (group commit unless told otherwise; ``StoreSink/Durability``).
-    public convenience init(store: HealthStore, configuration: IngestConfiguration, durability: StoreSink.Durability = .group,
+    package convenience init(store: HealthStore, configuration: IngestConfiguration, durability: StoreSink.Durability = .group,
                             policy: ReconnectPolicy = ReconnectPolicy(), tombstonePruneInterval: Duration = .seconds(3600),
                             logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         try self.init(sink: try StoreSink(store: store, durability: durability), store: store, configuration: configuration,
@@ -44,7 +44,7 @@ public final class GatewayRuntime: Sendable {
     /// A runtime whose pipeline writes to `sink` (a ``Ingest/NullSink`` keeps nothing: `live
     /// --no-store`, `record`); `store`, when given, is the one `sink` writes (its change-feed
     /// tombstones are pruned). Sources are restarted by `policy`.
-    public init(sink: any SampleSink, store: HealthStore?, configuration: IngestConfiguration,
+    package init(sink: any SampleSink, store: HealthStore?, configuration: IngestConfiguration,
                 policy: ReconnectPolicy = ReconnectPolicy(), tombstonePruneInterval: Duration = .seconds(3600),
                 logger: Logger, notifier: SystemdNotifier = SystemdNotifier()) throws {
         self.store = store
@@ -73,12 +73,12 @@ public final class GatewayRuntime: Sendable {
 
     /// Called before each source retry with the source's name, why, and the pause (front-ends
     /// show it; ``SourceRunner/onRetry(_:)``).
-    public func onRetry(_ observer: @escaping @Sendable (String, String, Duration) -> Void) {
+    package func onRetry(_ observer: @escaping @Sendable (String, String, Duration) -> Void) {
         runner.onRetry(observer)
     }
 
     /// Asks ``run(sources:until:statusInterval:)`` to stop (any thread).
-    public func requestStop(reason: String) {
+    package func requestStop(reason: String) {
         let first = stopReason.withLock { r -> Bool in
             if r != nil { return false }
             r = reason
@@ -101,7 +101,7 @@ public final class GatewayRuntime: Sendable {
     /// the cooperative pool (as many threads as cores, one on a single-core board), and a pool
     /// thread held here could leave no strap subscribed and the stop waiting forever. A call
     /// from a task is a programming error and stops the process with that message.
-    public func run(sources: [any IngestSource], duration: Duration? = nil, endWhenSourcesEnd: Bool = false,
+    package func run(sources: [any IngestSource], duration: Duration? = nil, endWhenSourcesEnd: Bool = false,
                     statusInterval: Duration = .seconds(60), started: (() -> Void)? = nil,
                     status: (@Sendable (IngestStats) -> Void)? = nil,
                     devices: (@Sendable () -> String)? = nil, trapsSignals: Bool = true,
@@ -211,7 +211,7 @@ public final class GatewayRuntime: Sendable {
     }
 
     /// One line for logs and `systemctl status`.
-    public static func statusLine(_ s: IngestStats) -> String {
+    package static func statusLine(_ s: IngestStats) -> String {
         var line = "\(s.committed) committed in \(s.batches) batches, \(s.pending + s.held) waiting, \(s.dropped) dropped"
         if s.spilled > 0 { line += ", \(s.spilled) spilled" }
         if s.rejected > 0 { line += ", \(s.rejected) rejected" }

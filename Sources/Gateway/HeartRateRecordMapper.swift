@@ -36,22 +36,22 @@ import Ingest
 ///   are read from it.
 ///
 /// A value type owned by the source's producer thread.
-public struct HeartRateRecordMapper: Sendable {
+package struct HeartRateRecordMapper: Sendable {
     /// The slots records are written with.
-    public struct Slots: Sendable, Equatable {
+    package struct Slots: Sendable, Equatable {
         /// heartRate.
-        public var heartRate: UInt16
+        package var heartRate: UInt16
         /// activeEnergyBurned.
-        public var energy: UInt16
+        package var energy: UInt16
         /// heartRateVariabilitySDNN.
-        public var sdnn: UInt16
+        package var sdnn: UInt16
         /// The source.
-        public var source: UInt16
+        package var source: UInt16
         /// The strap (``SlotTable/noDevice`` for none).
-        public var device: UInt16
+        package var device: UInt16
 
         /// Registers the two types and `source`/`device` in `table`.
-        public init(table: SlotTable, source: Source, device: Device?) throws(IngestError) {
+        package init(table: SlotTable, source: Source, device: Device?) throws(IngestError) {
             heartRate = try table.slot(for: .heartRate)
             energy = try table.slot(for: .activeEnergyBurned)
             sdnn = try table.slot(for: .heartRateVariabilitySDNN)
@@ -65,44 +65,44 @@ public struct HeartRateRecordMapper: Sendable {
     private let plausibleBPM = QuantityType.heartRate.plausibleRange ?? 0...Double.greatestFiniteMagnitude
 
     /// The slots in use (set again when a reconnect learns a new device record).
-    public var slots: Slots
+    package var slots: Slots
     /// The body sensor location stored with every heart-rate record (nil: not known).
-    public var sensorLocation: HeartRateSensorLocation?
+    package var sensorLocation: HeartRateSensorLocation?
     /// What the mapper made, skipped or noticed, for logs and summaries.
-    public struct Counters: Sendable, Hashable {
+    package struct Counters: Sendable, Hashable {
         /// Heart-rate records made.
-        public var heartRateSamples = 0
+        package var heartRateSamples = 0
         /// Energy records made.
-        public var energySamples = 0
+        package var energySamples = 0
         /// Notifications with bpm 0 (no record made).
-        public var zeroBPMSkipped = 0
+        package var zeroBPMSkipped = 0
         /// Notifications whose bpm is outside heart rate's plausible range (no record made).
-        public var implausibleSkipped = 0
+        package var implausibleSkipped = 0
         /// Notifications marked truncated by the decoder (their valid prefix was used).
-        public var truncated = 0
+        package var truncated = 0
         /// RR values dropped: invalid ones (0, 0xFFFF), older ones that could not be placed, and
         /// those of 0-bpm notifications (no record to carry them).
-        public var rrDiscarded = 0
+        package var rrDiscarded = 0
         /// Heart-rate records whose RR intervals are marked as preceded by a gap.
-        public var rrGaps = 0
+        package var rrGaps = 0
         /// Energy Expended went down (the strap's counter was reset).
-        public var energyResets = 0
+        package var energyResets = 0
         /// Energy readings at 0xFFFF.
-        public var energySaturated = 0
+        package var energySaturated = 0
         /// Nothing counted yet.
-        public init() {}
+        package init() {}
     }
 
     /// The counters so far.
-    public private(set) var counters = Counters()
+    package private(set) var counters = Counters()
     /// Notifications that made no heart-rate record (0 bpm).
-    public var skipped: Int { counters.zeroBPMSkipped }
+    package var skipped: Int { counters.zeroBPMSkipped }
     /// Energy readings that went down (the strap's counter was reset).
-    public var energyResets: Int { counters.energyResets }
+    package var energyResets: Int { counters.energyResets }
     /// True once Energy Expended sits at 0xFFFF: write ``HeartRateProfile/HeartRateControlPoint/resetEnergyExpended``.
-    public private(set) var energyNeedsReset = false
+    package private(set) var energyNeedsReset = false
     /// Seconds of gap-free RR intervals one SDNN record summarises (nil: no SDNN records).
-    public var sdnnWindow: Double? = 60
+    package var sdnnWindow: Double? = 60
 
     private var gapPending = true
     private var lastRRAt: Double?
@@ -117,7 +117,7 @@ public struct HeartRateRecordMapper: Sendable {
     private var windowM2 = 0.0
 
     /// A mapper writing with `slots`.
-    public init(slots: Slots, sensorLocation: HeartRateSensorLocation? = nil) {
+    package init(slots: Slots, sensorLocation: HeartRateSensorLocation? = nil) {
         self.slots = slots
         self.sensorLocation = sensorLocation
     }
@@ -127,7 +127,7 @@ public struct HeartRateRecordMapper: Sendable {
     /// counter is cumulative and keeps counting while the link is down, so the first reading
     /// after a reconnect yields one record spanning the outage (a lower value still reads as a
     /// reset); without it the next reading is a new baseline.
-    public mutating func connectionStarted(energyContinues: Bool = true) {
+    package mutating func connectionStarted(energyContinues: Bool = true) {
         gapPending = true
         lastRRAt = nil
         windowStart = nil
@@ -184,7 +184,7 @@ public struct HeartRateRecordMapper: Sendable {
     /// ``RRTicks/capacity``; without it such a list is cut to the decoded ones, and the next RR
     /// is marked as preceded by a gap.
     @discardableResult
-    public mutating func map(_ m: HeartRateMeasurement, at t: Double, payload: UnsafeRawBufferPointer? = nil,
+    package mutating func map(_ m: HeartRateMeasurement, at t: Double, payload: UnsafeRawBufferPointer? = nil,
                              emit: (SampleRecord, SampleAttachment?) -> Void) -> Bool {
         let bpm = m.beatsPerMinute
         var flags: SampleRecord.Flags = []

@@ -9,7 +9,7 @@ import Synchronization
 /// source ends or `stop` is raised; it should register its types, source and device in `slots`
 /// before producing. Throwing means "this attempt failed": the ``SourceRunner`` logs it and, for
 /// sources that ``reconnects``, tries again after a backoff.
-public protocol IngestSource: Sendable {
+package protocol IngestSource: Sendable {
     /// A name for logs (`strap AA:BB:…`, `pedometer /dev/ttyUSB0`).
     var name: String { get }
     /// Whether the runner restarts the source (with backoff) after it ends or fails.
@@ -21,36 +21,36 @@ public protocol IngestSource: Sendable {
 /// An error ending a source's attempt that the source has already reported (logged or told its
 /// listeners, such as a strap's ``StrapSource/Event/disconnected(reason:)``): the runner only
 /// notes the retry at debug level, so each event is logged once.
-public protocol ReportedBySource: Error {}
+package protocol ReportedBySource: Error {}
 
 /// A one-way "stop now" flag that sources poll, with hooks to interrupt blocking calls (a
 /// source registers a hook that closes its file descriptor, which wakes a blocked `read`).
-public final class IngestStop: Sendable {
+package final class IngestStop: Sendable {
     private let raised = Atomic<Bool>(false)
     private let hooks = Mutex<(next: Int, byID: [Int: @Sendable () -> Void])>((0, [:]))
 
     /// A hook registered with ``onRaise(_:)``. Cancel it when the thing it would stop has ended
     /// on its own (a connection that closed), so a daemon reconnecting for months does not pile
     /// up hooks holding dead connections.
-    public struct Hook: Sendable {
+    package struct Hook: Sendable {
         fileprivate let id: Int
         fileprivate let stop: IngestStop
 
         /// Removes the hook; it will not run. Harmless after stop was raised.
-        public func cancel() { _ = stop.hooks.withLock { $0.byID.removeValue(forKey: id) } }
+        package func cancel() { _ = stop.hooks.withLock { $0.byID.removeValue(forKey: id) } }
     }
 
     /// Hooks waiting for stop (tests check cancelled ones are gone).
     var pendingHooks: Int { hooks.withLock { $0.byID.count } }
 
     /// A signal not yet raised.
-    public init() {}
+    package init() {}
 
     /// Whether stop was requested.
-    public var isRaised: Bool { raised.load(ordering: .acquiring) }
+    package var isRaised: Bool { raised.load(ordering: .acquiring) }
 
     /// Requests stop and runs every hook (once).
-    public func raise() {
+    package func raise() {
         guard !raised.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let pending = hooks.withLock { h in
             let list = h.byID.sorted { $0.key < $1.key }.map(\.value)
@@ -63,7 +63,7 @@ public final class IngestStop: Sendable {
     /// Runs `hook` when stop is raised (at once if it already was). Cancel the returned
     /// ``Hook`` once `hook` has nothing left to stop.
     @discardableResult
-    public func onRaise(_ hook: @escaping @Sendable () -> Void) -> Hook {
+    package func onRaise(_ hook: @escaping @Sendable () -> Void) -> Hook {
         let id = hooks.withLock { h -> Int? in
             if raised.load(ordering: .acquiring) { return nil }
             h.next += 1
@@ -79,7 +79,7 @@ public final class IngestStop: Sendable {
 
     /// Sleeps up to `duration`, returning early (true) if stop is raised meanwhile.
     @discardableResult
-    public func sleep(_ duration: Duration) -> Bool {
+    package func sleep(_ duration: Duration) -> Bool {
         let end = ContinuousClock.now + duration
         while !isRaised {
             let left = ContinuousClock.now.duration(to: end)
@@ -103,20 +103,20 @@ public final class IngestStop: Sendable {
 /// advertises, and the real-stack `daemon` and `link-loss-*` scenarios require notifications
 /// again within 5 s of its return — while a device that stays away costs one attempt every 2 s
 /// (a failed `connect` or `open`, logged once per streak).
-public struct ReconnectPolicy: Sendable, Hashable {
+package struct ReconnectPolicy: Sendable, Hashable {
     /// The first pause after a link loss or a failed attempt.
-    public var initialPause: Duration
+    package var initialPause: Duration
     /// The longest pause: the pause doubles up to this.
-    public var maximumPause: Duration
+    package var maximumPause: Duration
 
     /// The default: 0.5 s doubling to 2 s.
-    public init(initialPause: Duration = .milliseconds(500), maximumPause: Duration = .seconds(2)) {
+    package init(initialPause: Duration = .milliseconds(500), maximumPause: Duration = .seconds(2)) {
         self.initialPause = initialPause
         self.maximumPause = max(initialPause, maximumPause)
     }
 
     /// The pause before the next attempt after `failures` failures in a row (≥ 1).
-    public func pause(afterFailures failures: Int) -> Duration {
+    package func pause(afterFailures failures: Int) -> Duration {
         guard failures > 1 else { return initialPause }
         var p = initialPause
         for _ in 1..<min(failures, 40) {
@@ -130,26 +130,26 @@ public struct ReconnectPolicy: Sendable, Hashable {
 /// An error that says whether retrying can help. Sources' errors that do not conform are
 /// retried; a permanent one (no Bluetooth in the kernel, no adapter, missing permissions, a
 /// device that is not a strap) ends the source, and ends an interactive command.
-public protocol SourceFailure: Error {
+package protocol SourceFailure: Error {
     /// True when no retry can fix it.
     var isPermanent: Bool { get }
 }
 
 /// Runs sources on threads of their own, each with its own ring in the pipeline, restarting
 /// those that reconnect by the ``ReconnectPolicy``.
-public final class SourceRunner: Sendable {
+package final class SourceRunner: Sendable {
     private let pipeline: IngestPipeline
     private let logger: Logger
     /// How sources are restarted.
-    public let policy: ReconnectPolicy
+    package let policy: ReconnectPolicy
     /// Raised by ``stopAll()``; sources watch it.
-    public let stop = IngestStop()
+    package let stop = IngestStop()
     private let running = Mutex<[DispatchSemaphore]>([])
     private let retryObserver = Locked<(@Sendable (String, String, Duration) -> Void)?>(nil)
     private let failureObserver = Locked<(@Sendable (String, any Error) -> Void)?>(nil)
 
     /// A runner feeding `pipeline`, restarting sources by `policy`.
-    public init(pipeline: IngestPipeline, logger: Logger, policy: ReconnectPolicy = ReconnectPolicy()) {
+    package init(pipeline: IngestPipeline, logger: Logger, policy: ReconnectPolicy = ReconnectPolicy()) {
         self.pipeline = pipeline
         self.logger = logger
         self.policy = policy
@@ -158,19 +158,19 @@ public final class SourceRunner: Sendable {
     /// Called (on the source's thread) before each retry with the source's name, why the attempt
     /// failed, and the pause before the next one (front-ends show it); not for an end the source
     /// reported itself (``ReportedBySource``).
-    public func onRetry(_ observer: @escaping @Sendable (String, String, Duration) -> Void) {
+    package func onRetry(_ observer: @escaping @Sendable (String, String, Duration) -> Void) {
         retryObserver.withLock { $0 = observer }
     }
 
     /// Called (on the source's thread) when a source fails for good: a ``SourceFailure`` that
     /// is permanent, or any failure of a source that does not reconnect.
-    public func onFailure(_ observer: @escaping @Sendable (String, any Error) -> Void) {
+    package func onFailure(_ observer: @escaping @Sendable (String, any Error) -> Void) {
         failureObserver.withLock { $0 = observer }
     }
 
     /// Starts `source` on its own thread; `onEnd` runs on that thread once the source is done
     /// for good (it ended and does not reconnect, it failed permanently, or stop was raised).
-    public func start(_ source: any IngestSource, onEnd: (@Sendable () -> Void)? = nil) throws {
+    package func start(_ source: any IngestSource, onEnd: (@Sendable () -> Void)? = nil) throws {
         let ring = try pipeline.makeRing(name: source.name)
         let done = DispatchSemaphore(value: 0)
         running.withLock { $0.append(done) }
@@ -234,13 +234,13 @@ public final class SourceRunner: Sendable {
     }
 
     /// Raises stop and waits until every source thread has returned (and closed its ring).
-    public func stopAll() {
+    package func stopAll() {
         stop.raise()
         for d in running.withLock({ $0 }) { d.wait(); d.signal() }
     }
 
     /// Waits until every started source has ended by itself (replays, demos with a duration).
-    public func waitForAll() {
+    package func waitForAll() {
         for d in running.withLock({ $0 }) { d.wait(); d.signal() }
     }
 }

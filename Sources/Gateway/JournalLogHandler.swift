@@ -12,26 +12,26 @@ import Logging
 /// ``bootstrap(label:)`` picks it only when stderr really is the journal (systemd's
 /// `$JOURNAL_STREAM` names stderr's device and inode); in a terminal the familiar
 /// `StreamLogHandler` lines stay.
-public struct JournalLogHandler: LogHandler {
+package struct JournalLogHandler: LogHandler {
     /// The logger's label.
-    public let label: String
-    public var logLevel: Logger.Level = .info
-    public var metadata: Logger.Metadata = [:]
+    package let label: String
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
     private let write: @Sendable (String) -> Void
 
     /// A handler writing `<priority>` lines through `write` (stderr by default).
-    public init(label: String, write: @escaping @Sendable (String) -> Void = JournalLogHandler.standardError) {
+    package init(label: String, write: @escaping @Sendable (String) -> Void = JournalLogHandler.standardError) {
         self.label = label
         self.write = write
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
     /// The syslog priority journald files a line of `level` under.
-    public static func priority(_ level: Logger.Level) -> Int {
+    package static func priority(_ level: Logger.Level) -> Int {
         switch level {
         case .trace, .debug: 7
         case .info: 6
@@ -42,7 +42,7 @@ public struct JournalLogHandler: LogHandler {
         }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var all = metadata
         if let explicit = event.metadata { all.merge(explicit) { $1 } }
         var text = "<\(Self.priority(event.level))>\(event.message)"
@@ -55,7 +55,7 @@ public struct JournalLogHandler: LogHandler {
     }
 
     /// Writes `line` to stderr in one `write(2)`.
-    public static let standardError: @Sendable (String) -> Void = { line in
+    package static let standardError: @Sendable (String) -> Void = { line in
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }
@@ -63,7 +63,7 @@ public struct JournalLogHandler: LogHandler {
     /// Whether stderr is connected to the journal: systemd sets `JOURNAL_STREAM=DEV:INODE` for a
     /// service whose output goes there, and stderr's `fstat` must match it (a child that
     /// redirected stderr inherits the variable but not the stream).
-    public static func stderrIsJournal(environment: [String: String] = ProcessInfo.processInfo.environment,
+    package static func stderrIsJournal(environment: [String: String] = ProcessInfo.processInfo.environment,
                                        fd: Int32 = 2) -> Bool {
         guard let value = environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":")
@@ -75,7 +75,7 @@ public struct JournalLogHandler: LogHandler {
 
     /// The daemon's handler for `label`: journal lines when stderr is the journal, otherwise
     /// swift-log's stderr stream handler.
-    public static func bootstrap(label: String) -> any LogHandler {
+    package static func bootstrap(label: String) -> any LogHandler {
         stderrIsJournal() ? JournalLogHandler(label: label) : StreamLogHandler.standardError(label: label)
     }
 }

@@ -5,7 +5,7 @@ import GATT
 extension BluetoothError: SourceFailure {
     /// Errors a retry cannot fix: no Bluetooth in the kernel, no adapter, missing permissions,
     /// a device that is not what was asked for, a failed pairing.
-    public var isPermanent: Bool {
+    package var isPermanent: Bool {
         switch kind {
         case .notInKernel, .noAdapter, .permissionDenied, .notSupported, .pairingFailed: true
         default: false
@@ -17,7 +17,7 @@ extension IngestStop {
     /// A ``BluetoothLinux/StopSignal`` (a pollable wake-up for the transport's blocking
     /// connect and scan loops) triggered when this stop is raised: the one bridge from the one
     /// stop mechanism to the kernel transport. Cancel the hook once the blocking call returned.
-    public func transportSignal() -> (signal: StopSignal, hook: IngestStop.Hook) {
+    package func transportSignal() -> (signal: StopSignal, hook: IngestStop.Hook) {
         let signal = StopSignal()
         let hook = onRaise { signal.trigger() }
         return (signal, hook)
@@ -26,7 +26,7 @@ extension IngestStop {
 
 extension StrapSession.Strap {
     /// A strap reached over the kernel's L2CAP ATT socket (the product's path).
-    public static func kernel(_ target: StrapTarget, adapter: Adapter?, timeout: Double) -> StrapSession.Strap {
+    package static func kernel(_ target: StrapTarget, adapter: Adapter?, timeout: Double) -> StrapSession.Strap {
         StrapSession.Strap(name: target.description, localIdentifier: target.localIdentifier, alias: target.name,
                            address: target.address.description, addressType: target.addressType.rawValue,
                            connect: kernelStrapConnect(target, connector: kernelConnector(adapter: adapter, timeout: timeout)))
@@ -35,7 +35,7 @@ extension StrapSession.Strap {
 
 /// `connector` as the connect closure of a ``StrapSource``: one attempt per call, given up when
 /// the source's stop is raised.
-public func kernelStrapConnect(_ target: StrapTarget, connector: @escaping StrapConnector) -> @Sendable (IngestStop) throws -> any ATTBearer {
+package func kernelStrapConnect(_ target: StrapTarget, connector: @escaping StrapConnector) -> @Sendable (IngestStop) throws -> any ATTBearer {
     { stop in
         let (signal, hook) = stop.transportSignal()
         defer { hook.cancel() }   // connected or failed: nothing left to cancel
@@ -46,7 +46,7 @@ public func kernelStrapConnect(_ target: StrapTarget, connector: @escaping Strap
 extension StrapConnection {
     /// Connects to `target` with `connector` (on a thread of its own: a kernel connect blocks
     /// for seconds; `stop` cancels it) and opens the connection (`pair`, `reset-energy`).
-    public static func connect(_ target: StrapTarget, connector: @escaping StrapConnector, stop: IngestStop,
+    package static func connect(_ target: StrapTarget, connector: @escaping StrapConnector, stop: IngestStop,
                                transactionTimeout: Duration = .seconds(30)) async throws -> StrapConnection {
         let connect = kernelStrapConnect(target, connector: connector)
         let bearer = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any ATTBearer, any Error>) in

@@ -5,30 +5,30 @@ import HealthModel
 import HealthStore
 
 /// What `pair` learned and remembered.
-public struct PairResult: Sendable {
+package struct PairResult: Sendable {
     /// The strap.
-    public var target: StrapTarget
+    package var target: StrapTarget
     /// What it said about itself.
-    public var info: StrapInfo
+    package var info: StrapInfo
     /// The device record as stored (HKDevice fields, keyed by address).
-    public var device: Device
+    package var device: Device
     /// The friendly name it is remembered under.
-    public var alias: String?
+    package var alias: String?
     /// The link's security level and key size when the bearer is the kernel's (nil otherwise).
-    public var security: (level: UInt8, keySize: UInt8)?
+    package var security: (level: UInt8, keySize: UInt8)?
 }
 
 /// `pair`'s engine: connect (the one strap setup, ``StrapConnection``), read location / Device
 /// Information / battery / name, and remember the strap in the store's device registry under a
 /// friendly name.
-public enum Pairing {
+package enum Pairing {
     /// Pairs with `target`.
     /// - Parameters:
     ///   - alias: the friendly name (`--name`); `nil` keeps an existing one.
     ///   - store: the registry to remember the strap in; `nil` only reads.
     /// - Throws: ``BluetoothLinux/BluetoothError`` (connect, permissions, not a strap),
     ///   ``GATT/GATTError`` (link lost during discovery), ``HealthStore/StoreError``.
-    public static func pair(_ target: StrapTarget, connector: @escaping StrapConnector, alias: String?, store: HealthStore?,
+    package static func pair(_ target: StrapTarget, connector: @escaping StrapConnector, alias: String?, store: HealthStore?,
                             stop: IngestStop = IngestStop(), transactionTimeout: Duration = .seconds(30),
                             now: Date = Date()) async throws -> PairResult {
         let connection = try await StrapConnection.connect(target, connector: connector, stop: stop,

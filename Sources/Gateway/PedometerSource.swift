@@ -20,35 +20,35 @@ import Synchronization
 /// The serial reader thread is this ring's single producer. Front-ends (`serial watch`) see what
 /// happens through an observer (``PedometerEvent``): the raw-event tap; what was stored they see
 /// from the pipeline's committed-batch observers.
-public struct PedometerSource: IngestSource {
-    public let name: String
-    public let reconnects: Bool
+package struct PedometerSource: IngestSource {
+    package let name: String
+    package let reconnects: Bool
     /// The tty path.
-    public let path: String
+    package let path: String
     /// The device id: it keys the persisted counter state and is part of every sync identifier.
-    public let deviceID: String
+    package let deviceID: String
     /// How the port is opened, lines parsed and the counter interpreted.
-    public let options: Options
+    package let options: Options
     private let deviceName: String?
     private let device: Device?
     private let counters = Counters()
     private let observer: (@Sendable (PedometerEvent) -> Void)?
 
     /// The serial options `serial watch` takes, as the `[[pedometer]]` table gives them.
-    public struct Options: Sendable, Equatable {
+    package struct Options: Sendable, Equatable {
         /// Line speed (8N1).
-        public var baud: Int
+        package var baud: Int
         /// Flow control.
-        public var flowControl: FlowControl
+        package var flowControl: FlowControl
         /// The line format (`auto`, `json`, `kv`, `int` or a vendor profile).
-        public var format: LineFormat
+        package var format: LineFormat
         /// The counter's width (16, 24 or 32) when known: a decrease that fits is a wrap.
-        public var counterBits: Int?
+        package var counterBits: Int?
         /// Use the line's `t` for timestamps (`serial watch --device-time trust`).
-        public var trustDeviceTime: Bool
+        package var trustDeviceTime: Bool
 
         /// Options with `serial watch`'s defaults.
-        public init(baud: Int = 115_200, flowControl: FlowControl = .none, format: LineFormat = .auto,
+        package init(baud: Int = 115_200, flowControl: FlowControl = .none, format: LineFormat = .auto,
                     counterBits: Int? = nil, trustDeviceTime: Bool = false) {
             self.baud = baud
             self.flowControl = flowControl
@@ -59,30 +59,30 @@ public struct PedometerSource: IngestSource {
     }
 
     /// Per-pedometer counters (any thread).
-    public final class Counters: Sendable {
+    package final class Counters: Sendable {
         /// Lines accepted.
-        public let lines = Atomic<Int>(0)
+        package let lines = Atomic<Int>(0)
         /// Lines rejected (garbage, too long, not UTF-8).
-        public let rejected = Atomic<Int>(0)
+        package let rejected = Atomic<Int>(0)
         /// Step intervals pushed.
-        public let intervals = Atomic<Int>(0)
+        package let intervals = Atomic<Int>(0)
         /// Times the session was finished at the end of a stream (unplug or stop).
-        public let finished = Atomic<Int>(0)
+        package let finished = Atomic<Int>(0)
         init() {}
     }
 
     /// The pedometer's counters.
-    public var stats: Counters { counters }
+    package var stats: Counters { counters }
 
     /// The source HealthGate's serial samples carry.
-    public static let source = Source(name: "HealthGate serial", identifier: "org.healthgate.serial")
+    package static let source = Source(name: "HealthGate serial", identifier: "org.healthgate.serial")
 
     /// How often, at most, the counter state of a pedometer whose count does not change is
     /// persisted (only the last reading's time, sequence number and tallies moved). After a
     /// crash the counter resumes from a state at most this old with the same count: no steps
     /// are lost or counted twice; the first interval after the restart may start up to this
     /// much earlier than the last reading before the crash.
-    public static let idleStateInterval: Duration = .seconds(30)
+    package static let idleStateInterval: Duration = .seconds(30)
 
     /// A pedometer on `path`.
     /// - Parameters:
@@ -91,7 +91,7 @@ public struct PedometerSource: IngestSource {
     ///   - device: the device its samples carry (default: `name`, or the tty's name, with the
     ///     local identifier `serial:<id>`).
     ///   - observer: called on the reader thread with every event (``PedometerEvent``).
-    public init(path: String, id: String? = nil, options: Options = Options(), name: String? = nil,
+    package init(path: String, id: String? = nil, options: Options = Options(), name: String? = nil,
                 device: Device? = nil, reconnects: Bool = true, observer: (@Sendable (PedometerEvent) -> Void)? = nil) {
         self.name = "pedometer \(path)"
         self.path = path
@@ -104,17 +104,17 @@ public struct PedometerSource: IngestSource {
     }
 
     /// A pedometer on `path` at `baud` with the default options.
-    public init(path: String, baud: Int, name: String? = nil, reconnects: Bool = true) {
+    package init(path: String, baud: Int, name: String? = nil, reconnects: Bool = true) {
         self.init(path: path, options: Options(baud: baud), name: name, reconnects: reconnects)
     }
 
     /// The state-table key of this pedometer's counter (`serial.counter.<device id>`).
-    public var stateKey: String { Self.stateKey(deviceID: deviceID) }
+    package var stateKey: String { Self.stateKey(deviceID: deviceID) }
 
     /// The state-table key of a pedometer's counter: `serial.counter.<device id>`.
-    public static func stateKey(deviceID: String) -> String { "serial.counter.\(deviceID)" }
+    package static func stateKey(deviceID: String) -> String { "serial.counter.\(deviceID)" }
 
-    public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
+    package func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
         let key = stateKey
         // The newest state still on its way to the store (a quick re-plug), else the stored one.
         // Unreadable state is treated as never seen, as `serial watch` does.
@@ -163,7 +163,7 @@ public struct PedometerSource: IngestSource {
 }
 
 /// What a ``PedometerSource`` reports to its observer, in order, on the thread that runs it.
-public enum PedometerEvent: Sendable {
+package enum PedometerEvent: Sendable {
     /// The port could not be opened (the source then ends with this error).
     case openFailed(any Error)
     /// The port is open; the counter starts from `state` (the persisted one, or empty).
@@ -176,10 +176,10 @@ public enum PedometerEvent: Sendable {
 }
 
 /// The pedometer's port went away (unplugged); the runner reopens it when it returns.
-public struct PedometerGone: Error, CustomStringConvertible {
+package struct PedometerGone: Error, CustomStringConvertible {
     /// The tty path.
-    public var path: String
+    package var path: String
     /// What the kernel said.
-    public var reason: String
-    public var description: String { "\(path) went away (\(reason)); waiting for it to come back" }
+    package var reason: String
+    package var description: String { "\(path) went away (\(reason)); waiting for it to come back" }
 }

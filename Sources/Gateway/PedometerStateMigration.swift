@@ -11,10 +11,10 @@ import Udev
 /// newest reading wins; every old key found is removed in the same transaction, so the state
 /// moves exactly once and never reaches another adapter that later takes the old tty name.
 /// Nothing happens when the new key has a state already or the id was given by hand.
-public enum PedometerStateMigration {
+package enum PedometerStateMigration {
     /// Moves the state; returns the old id it came from, or nil when nothing moved.
     @discardableResult
-    public static func carryOver(in store: HealthStore, identity: PedometerIdentity) throws -> String? {
+    package static func carryOver(in store: HealthStore, identity: PedometerIdentity) throws -> String? {
         guard identity.basis != .given, !identity.legacyIDs.isEmpty else { return nil }
         let key = PedometerSource.stateKey(deviceID: identity.id)
         let prefix = PedometerSource.stateKey(deviceID: "")

@@ -8,18 +8,18 @@ import Synchronization
 import Udev
 
 /// What one pedometer's stream did, for `serial watch`'s summary at its end.
-public struct PedometerTally: Sendable, Equatable {
+package struct PedometerTally: Sendable, Equatable {
     /// Lines parsed as readings.
-    public var accepted = 0
+    package var accepted = 0
     /// Rejected lines by reason code (`garbage`, `too-long`, …).
-    public var rejected: [String: Int] = [:]
+    package var rejected: [String: Int] = [:]
     /// Step samples pushed.
-    public var samples = 0
+    package var samples = 0
     /// Steps in those samples.
-    public var steps: UInt64 = 0
+    package var steps: UInt64 = 0
 
     /// An empty tally.
-    public init() {}
+    package init() {}
 
     mutating func add(_ e: SessionEvent) {
         switch e {
@@ -36,9 +36,9 @@ public struct PedometerTally: Sendable, Equatable {
 /// `--auto`) pushing into a pipeline run by a ``GatewayRuntime`` (one stop mechanism, one signal
 /// trap) into the store, or into a ``Ingest/NullSink`` without one. The front-end only prints
 /// the ``Event``s: each source's raw events (the tap), what each commit stored, store failures.
-public final class PedometerWatchSession: Sendable {
+package final class PedometerWatchSession: Sendable {
     /// What a front-end shows as the session runs (called from several threads).
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// `--auto`: the watcher listens; device events come from `source` (nil: periodic scans only).
         case monitoring(UdevEventSource?)
         /// The counter state of `path` was carried over from an earlier version's id.
@@ -58,12 +58,12 @@ public final class PedometerWatchSession: Sendable {
     }
 
     /// How a session ended.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// The pipeline's final counters.
-        public var stats: IngestStats
+        package var stats: IngestStats
         /// Whether everything pushed was stored: nothing abandoned or rejected, and the last
         /// commit attempt succeeded.
-        public var everythingStored: Bool
+        package var everythingStored: Bool
     }
 
     private let store: HealthStore?
@@ -78,7 +78,7 @@ public final class PedometerWatchSession: Sendable {
     ///   - logger: the runtime's and the watcher's log (front-ends that print everything from
     ///     ``Event``s pass a quiet one).
     ///   - events: what the front-end shows.
-    public init(store: HealthStore?, flushInterval: Duration = .milliseconds(250), logger: Logger,
+    package init(store: HealthStore?, flushInterval: Duration = .milliseconds(250), logger: Logger,
                 events: @escaping @Sendable (Event) -> Void) throws {
         self.store = store
         self.logger = logger
@@ -134,7 +134,7 @@ public final class PedometerWatchSession: Sendable {
     /// Blocks: call it from a thread of its own (``GatewayRuntime/run``).
     /// - Throws: the first open's error (a missing path, no tty, no permission, busy), after
     ///   stopping; ``StoreError`` when the old id's counter state could not be carried over.
-    public func run(device rule: GatewayConfig.Pedometer, reopen: Bool, trapsSignals: Bool = true) throws -> Outcome {
+    package func run(device rule: GatewayConfig.Pedometer, reopen: Bool, trapsSignals: Bool = true) throws -> Outcome {
         let path = rule.path ?? ""
         let identity = PedometerIdentity.resolve(path: path, given: rule.id)
         if let store, let old = try PedometerStateMigration.carryOver(in: store, identity: identity) {
@@ -182,7 +182,7 @@ public final class PedometerWatchSession: Sendable {
 
     /// Every device matching `rules` while it is plugged in (`serial watch --auto`), until
     /// SIGINT/SIGTERM or ``stop()``. Blocks: call it from a thread of its own.
-    public func run(rules: [GatewayConfig.Pedometer], trapsSignals: Bool = true) throws -> Outcome {
+    package func run(rules: [GatewayConfig.Pedometer], trapsSignals: Bool = true) throws -> Outcome {
         let watcher = PedometerWatcher(rules: rules, runner: runtime.runner, logger: logger, store: store) { [self] rule, path, identity in
             tap(path: path, id: identity.id, rule: rule)
         }
@@ -194,7 +194,7 @@ public final class PedometerWatchSession: Sendable {
     }
 
     /// Stops a running session (any thread): the sources end, what was read is committed.
-    public func stop() { runtime.requestStop(reason: "stopped") }
+    package func stop() { runtime.requestStop(reason: "stopped") }
 
     private func outcome(_ stats: IngestStats) -> Outcome {
         Outcome(stats: stats, everythingStored: stats.abandoned == 0 && stats.rejected == 0 && !storeFailing.withLock { $0 })

@@ -23,9 +23,9 @@ import Udev
 /// else the physical USB port), its counter state carried over from earlier versions' ids
 /// (``PedometerStateMigration``), and — only once its port is open — recorded in the store's
 /// device registry (kind `serial`).
-public final class PedometerWatcher: Sendable {
+package final class PedometerWatcher: Sendable {
     /// What a front-end may want per opened pedometer: an observer for its source's events.
-    public typealias Observe = @Sendable (_ rule: GatewayConfig.Pedometer, _ path: String, _ identity: PedometerIdentity)
+    package typealias Observe = @Sendable (_ rule: GatewayConfig.Pedometer, _ path: String, _ identity: PedometerIdentity)
         -> (@Sendable (PedometerEvent) -> Void)?
 
     private let rules: [GatewayConfig.Pedometer]
@@ -38,7 +38,7 @@ public final class PedometerWatcher: Sendable {
     private let wake = DispatchSemaphore(value: 0)
 
     /// How many matching pedometers are open right now.
-    public var openCount: Int { open.withLock { $0.count } }
+    package var openCount: Int { open.withLock { $0.count } }
     private let sysfs: Sysfs
     private let devDir: String
 
@@ -49,7 +49,7 @@ public final class PedometerWatcher: Sendable {
     ///   - sysfs: the device tree to read (tests point it at one of their own).
     ///   - devDir: where the nodes of sysfs's ttys are (`/dev`).
     ///   - observe: gives each source an observer (a front-end's tap), or nil.
-    public init(rules: [GatewayConfig.Pedometer], runner: SourceRunner, logger: Logger, store: HealthStore? = nil,
+    package init(rules: [GatewayConfig.Pedometer], runner: SourceRunner, logger: Logger, store: HealthStore? = nil,
                 sysfs: Sysfs = .system, devDir: String = "/dev", observe: Observe? = nil) {
         self.rules = rules
         self.runner = runner
@@ -65,7 +65,7 @@ public final class PedometerWatcher: Sendable {
     /// - Returns: where device events come from, or nil when only the periodic scan runs (the
     ///   reason is logged).
     @discardableResult
-    public func start(interval: Duration = .seconds(2)) -> UdevEventSource? {
+    package func start(interval: Duration = .seconds(2)) -> UdevEventSource? {
         guard !rules.isEmpty else { return nil }
         var source: UdevEventSource?
         do {
@@ -94,7 +94,7 @@ public final class PedometerWatcher: Sendable {
 
     /// One scan: starts sources for new matches. Returns the paths started.
     @discardableResult
-    public func scanOnce() -> [String] {
+    package func scanOnce() -> [String] {
         var started: [String] = []
         for (path, rule) in matches() {
             let isNew = open.withLock { $0.insert(path).inserted }
@@ -178,7 +178,7 @@ public final class PedometerWatcher: Sendable {
 
     /// The device a pedometer's samples carry: the rule's name (else the USB product id, else the
     /// tty's name), the USB vendor:product as model, `serial:<id>` as local identifier.
-    public static func device(identity: PedometerIdentity, name: String?, path: String) -> Device {
+    package static func device(identity: PedometerIdentity, name: String?, path: String) -> Device {
         Device(name: name ?? URL(fileURLWithPath: path).lastPathComponent,
                model: identity.usb.map { "\($0.vendorID):\($0.productID)" },
                localIdentifier: "serial:\(identity.id)")
@@ -186,7 +186,7 @@ public final class PedometerWatcher: Sendable {
 
     /// An observer recording a pedometer in the store's device registry once its port is open
     /// (never for a path that is no tty or cannot be opened), with the time it was last seen.
-    public static func registry(store: HealthStore?, path: String, identity: PedometerIdentity,
+    package static func registry(store: HealthStore?, path: String, identity: PedometerIdentity,
                                 logger: Logger) -> @Sendable (PedometerEvent) -> Void {
         { event in
             guard let store else { return }

@@ -20,37 +20,37 @@ import Synchronization
 ///
 /// A file is not a sensor: when the ring is full the replay waits for the writer instead of
 /// spilling, so nothing is dropped however fast it runs.
-public struct ReplaySource: IngestSource {
-    public let name: String
-    public let reconnects = false
+package struct ReplaySource: IngestSource {
+    package let name: String
+    package let reconnects = false
     private let records: [CaptureRecord]
     private let speed: Double?
     private let counters = Counters()
 
     /// What the replay did (any thread).
-    public final class Counters: Sendable {
+    package final class Counters: Sendable {
         /// Records read from the file.
-        public let records = Atomic<Int>(0)
+        package let records = Atomic<Int>(0)
         /// Samples pushed.
-        public let pushed = Atomic<Int>(0)
+        package let pushed = Atomic<Int>(0)
         /// BLE payloads that were not a heart-rate value, or 0 bpm (counted, skipped).
-        public let skippedBLE = Atomic<Int>(0)
+        package let skippedBLE = Atomic<Int>(0)
         /// Serial lines the parser rejected (counted, skipped).
-        public let rejectedLines = Atomic<Int>(0)
+        package let rejectedLines = Atomic<Int>(0)
         init() {}
     }
 
     /// The replay's counters.
-    public var stats: Counters { counters }
+    package var stats: Counters { counters }
 
     /// Replays `records` (from `file`, for logs) at `speed`× real time, or as fast as possible when nil.
-    public init(file: String, records: [CaptureRecord], speed: Double?) {
+    package init(file: String, records: [CaptureRecord], speed: Double?) {
         self.name = "replay \(URL(fileURLWithPath: file).lastPathComponent)"
         self.records = records
         self.speed = speed
     }
 
-    public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
+    package func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
         let steps = try slots.slot(for: .stepCount)
         let serial = try slots.slot(for: PedometerSource.source)
         var deviceSlots: [Device: UInt16] = [:]

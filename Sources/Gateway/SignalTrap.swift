@@ -21,7 +21,7 @@ import Synchronization
 /// the default action for `healthgate` (it resets SIGTERM at start), whatever a test process or
 /// a parent had otherwise. So no trap leaves a signal ignored behind it, and an ignored
 /// disposition is inherited through exec only while a trap is active.
-public final class SignalTrap: @unchecked Sendable {
+package final class SignalTrap: @unchecked Sendable {
     // @unchecked: `sources` is set once in init and only cancelled (once) afterwards.
     private var sources: [any DispatchSourceSignal] = []
     private let queue = DispatchQueue(label: "healthgate.signals")
@@ -30,7 +30,7 @@ public final class SignalTrap: @unchecked Sendable {
     private let signals: [Int32]
 
     /// Traps SIGINT and SIGTERM; `handler` runs on the trap's queue for each one.
-    public convenience init(secondSignalExits: Bool = false, _ handler: @escaping @Sendable (String) -> Void) {
+    package convenience init(secondSignalExits: Bool = false, _ handler: @escaping @Sendable (String) -> Void) {
         self.init(signals: [SIGINT, SIGTERM], secondSignalExits: secondSignalExits, handler)
     }
 
@@ -52,7 +52,7 @@ public final class SignalTrap: @unchecked Sendable {
     }
 
     /// A trap that raises `stop` on the first signal.
-    public convenience init(raising stop: IngestStop, secondSignalExits: Bool = true) {
+    package convenience init(raising stop: IngestStop, secondSignalExits: Bool = true) {
         self.init(secondSignalExits: secondSignalExits) { _ in stop.raise() }
     }
 
@@ -60,7 +60,7 @@ public final class SignalTrap: @unchecked Sendable {
     /// of the process each signal's disposition is put back as it was before the first — once
     /// Dispatch has let go of the signal (its cancel handlers ran), since registering a signal
     /// source installs Dispatch's own handler, which must not outlive the trap. Idempotent.
-    public func cancel() {
+    package func cancel() {
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let left = Countdown(sources.count)
         let signals = self.signals

@@ -11,38 +11,38 @@ import Synchronization
 ///
 /// One type for every command (`pair`, `live`, `record`, `run`), and one rule for the Device
 /// Information strings: ``HeartRateProfile/DeviceInformation/string(_:)``.
-public struct StrapInfo: Sendable, Hashable {
+package struct StrapInfo: Sendable, Hashable {
     /// The GAP Device Name (0x2A00), decoded by the Device Information string rule.
-    public var gapName: String?
+    package var gapName: String?
     /// The Device Information strings.
-    public var deviceInformation = DeviceInformation()
+    package var deviceInformation = DeviceInformation()
     /// Body Sensor Location as sent (0–6 defined, 7–255 reserved).
-    public var sensorLocationRaw: UInt8?
+    package var sensorLocationRaw: UInt8?
     /// Battery level in percent (0–100; reserved values are left out).
-    public var battery: Int?
+    package var battery: Int?
     /// Whether the strap has a Heart Rate Control Point (0x2A39: reset energy expended).
-    public var hasControlPoint = false
+    package var hasControlPoint = false
     /// Whether the Battery Level can be subscribed to.
-    public var batteryNotifies = false
+    package var batteryNotifies = false
 
     /// Nothing known yet.
-    public init() {}
+    package init() {}
 
     /// Device Information: Manufacturer Name String.
-    public var manufacturer: String? { deviceInformation.manufacturerName }
+    package var manufacturer: String? { deviceInformation.manufacturerName }
     /// Device Information: Model Number String.
-    public var model: String? { deviceInformation.modelNumber }
+    package var model: String? { deviceInformation.modelNumber }
     /// Device Information: Serial Number String (shown by `pair`, never used as an identifier).
-    public var serialNumber: String? { deviceInformation.serialNumber }
+    package var serialNumber: String? { deviceInformation.serialNumber }
     /// Device Information: Hardware Revision String.
-    public var hardwareRevision: String? { deviceInformation.hardwareRevision }
+    package var hardwareRevision: String? { deviceInformation.hardwareRevision }
     /// Device Information: Firmware Revision String.
-    public var firmwareRevision: String? { deviceInformation.firmwareRevision }
+    package var firmwareRevision: String? { deviceInformation.firmwareRevision }
     /// Device Information: Software Revision String.
-    public var softwareRevision: String? { deviceInformation.softwareRevision }
+    package var softwareRevision: String? { deviceInformation.softwareRevision }
 
     /// The location as HealthKit's enumeration; reserved values (7–255) are `.other`.
-    public var sensorLocation: HeartRateSensorLocation? {
+    package var sensorLocation: HeartRateSensorLocation? {
         sensorLocationRaw.map { (try? BodySensorLocation(bytes: [$0]))?.location ?? .other }
     }
 
@@ -50,7 +50,7 @@ public struct StrapInfo: Sendable, Hashable {
     /// `localIdentifier` (the strap's address, or `socket:<path>`). Its name is the strap's own
     /// (the GAP name), else `fallbackName` (the name the user gave it); the user's name is the
     /// registry's alias.
-    public func device(localIdentifier: String, fallbackName: String? = nil) -> Device {
+    package func device(localIdentifier: String, fallbackName: String? = nil) -> Device {
         deviceInformation.device(name: gapName ?? fallbackName, localIdentifier: localIdentifier)
     }
 }
@@ -62,20 +62,20 @@ public struct StrapInfo: Sendable, Hashable {
 ///
 /// Discovery runs on every connection (handles may differ) and subscriptions must be made on
 /// every connection (non-bonded straps forget their CCCDs). ``close()`` ends the link.
-public final class StrapConnection: Sendable {
+package final class StrapConnection: Sendable {
     /// The strap, for messages (`chest (AA:BB:…)`).
-    public let name: String
+    package let name: String
     /// The GATT client over the bearer.
-    public let client: GATTClient
+    package let client: GATTClient
     /// What discovery found.
-    public let database: GATTDatabase
+    package let database: GATTDatabase
 
     /// The services read on a first connection.
-    public static let allServices = [BluetoothUUID(HeartRateUUIDs.heartRateService), BluetoothUUID(HeartRateUUIDs.deviceInformationService),
+    package static let allServices = [BluetoothUUID(HeartRateUUIDs.heartRateService), BluetoothUUID(HeartRateUUIDs.deviceInformationService),
                                      BluetoothUUID(HeartRateUUIDs.batteryService), BluetoothUUID(0x1800)]
     /// The services a reconnect needs (heart rate and battery): fewer round trips before
     /// notifications resume.
-    public static let streamingServices = [BluetoothUUID(HeartRateUUIDs.heartRateService), BluetoothUUID(HeartRateUUIDs.batteryService)]
+    package static let streamingServices = [BluetoothUUID(HeartRateUUIDs.heartRateService), BluetoothUUID(HeartRateUUIDs.batteryService)]
 
     private init(name: String, client: GATTClient, database: GATTDatabase) {
         self.name = name
@@ -87,7 +87,7 @@ public final class StrapConnection: Sendable {
     /// when the link ends, whoever ended it (the peer, a failure, or ``close()``).
     /// - Throws: ``BluetoothLinux/BluetoothError`` `.notSupported` when the device has no Heart
     ///   Rate Measurement, or the link's failure (``GATT/GATTError``).
-    public static func open(_ name: String, bearer: any ATTBearer, transactionTimeout: Duration = .seconds(30),
+    package static func open(_ name: String, bearer: any ATTBearer, transactionTimeout: Duration = .seconds(30),
                             services: [BluetoothUUID] = StrapConnection.allServices,
                             onDisconnect: (@Sendable (GATTError) -> Void)? = nil) async throws -> StrapConnection {
         let client = GATTClient(bearer: bearer, transactionTimeout: transactionTimeout) { reason in onDisconnect?(reason) }
@@ -107,7 +107,7 @@ public final class StrapConnection: Sendable {
     }
 
     /// Why the link ended, or `nil` while it is up.
-    public var endReason: String? {
+    package var endReason: String? {
         client.endReason.map { e in
             if case .disconnected(let why) = e { return why }
             return e.description
@@ -116,7 +116,7 @@ public final class StrapConnection: Sendable {
 
     /// Reads everything ``StrapInfo`` holds. Characteristics the strap lacks or refuses to
     /// read are left `nil`; a lost link throws.
-    public func readInfo() async throws -> StrapInfo {
+    package func readInfo() async throws -> StrapInfo {
         var info = StrapInfo()
         info.gapName = try await readOptional(HeartRateUUIDs.deviceName, in: 0x1800).flatMap(DeviceInformation.string)
         for uuid in DeviceInformation.characteristicUUIDs {
@@ -130,14 +130,14 @@ public final class StrapConnection: Sendable {
     }
 
     /// Reads the battery level (percent), or `nil` without a Battery service (or a reserved value).
-    public func readBattery() async throws -> Int? {
+    package func readBattery() async throws -> Int? {
         try await readOptional(HeartRateUUIDs.batteryLevel, in: HeartRateUUIDs.batteryService).flatMap { try? BatteryLevel.decode($0) }
     }
 
     /// Subscribes to Heart Rate Measurement notifications (writes the CCCD). `handler` runs on
     /// the client's reader thread with the payload borrowed from its receive buffer (no
     /// allocation per notification).
-    public func subscribeHeartRate(_ handler: @escaping GATTValueHandler) async throws {
+    package func subscribeHeartRate(_ handler: @escaping GATTValueHandler) async throws {
         guard let c = characteristic(HeartRateUUIDs.heartRateMeasurement, in: HeartRateUUIDs.heartRateService) else {
             throw BluetoothError(.notSupported,
                                      "\(name) has no Heart Rate Measurement characteristic (0x2A37): it is not a heart-rate strap; check the address with `healthgate scan`.")
@@ -148,7 +148,7 @@ public final class StrapConnection: Sendable {
     /// Subscribes to Battery Level notifications when the strap offers them; returns whether it
     /// did. A refusal is not fatal (the level is optional).
     @discardableResult
-    public func subscribeBattery(_ handler: @escaping @Sendable (Int, Date) -> Void) async throws -> Bool {
+    package func subscribeBattery(_ handler: @escaping @Sendable (Int, Date) -> Void) async throws -> Bool {
         guard let c = characteristic(HeartRateUUIDs.batteryLevel, in: HeartRateUUIDs.batteryService), c.cccdHandle != nil else { return false }
         do {
             try await client.subscribe(to: c) { event in
@@ -164,7 +164,7 @@ public final class StrapConnection: Sendable {
     /// Writes 0x01 (Reset Energy Expended) to the Heart Rate Control Point.
     /// - Throws: ``BluetoothLinux/BluetoothError`` `.notSupported` when the strap has no control
     ///   point or answers 0x80 (Control Point Not Supported); other ``GATT/GATTError``s as they come.
-    public func resetEnergyExpended() async throws {
+    package func resetEnergyExpended() async throws {
         guard let c = characteristic(HeartRateUUIDs.heartRateControlPoint, in: HeartRateUUIDs.heartRateService) else {
             throw BluetoothError(.notSupported,
                                  "\(name) has no Heart Rate Control Point (0x2A39): it does not count energy expended, so there is nothing to reset.")
@@ -178,11 +178,11 @@ public final class StrapConnection: Sendable {
     }
 
     /// Ends the link (for L2CAP this disconnects the strap). Idempotent.
-    public func close() { client.close() }
+    package func close() { client.close() }
 
     /// Closes the link and waits until the client's reader thread has ended: no handler of
     /// this connection runs after it returns. Blocks; never call it from a handler.
-    public func closeAndWait() {
+    package func closeAndWait() {
         client.close()
         client.waitForReaderToEnd()
     }

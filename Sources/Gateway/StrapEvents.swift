@@ -7,14 +7,14 @@ import Logging
 /// Logs a strap's ``StrapSource/Event``s for the daemon's journal: one info line per
 /// connection, subscription and disconnect (battery notifications at debug), so
 /// `journalctl -u healthgate` shows when each strap came and went.
-public struct StrapEventLog: Sendable {
+package struct StrapEventLog: Sendable {
     private let logger: Logger
 
     /// Log lines go to `logger`.
-    public init(logger: Logger) { self.logger = logger }
+    package init(logger: Logger) { self.logger = logger }
 
     /// Logs `event` of the strap called `name` (the source's name, `strap chest (AA:BB:…)`).
-    public func log(_ event: StrapSource.Event, strap name: String) {
+    package func log(_ event: StrapSource.Event, strap name: String) {
         switch event {
         case .connected(let c):
             var about = [c.device.manufacturer, c.device.model].compactMap { $0 }.joined(separator: " ")
@@ -41,13 +41,13 @@ public struct StrapEventLog: Sendable {
 /// Every strap is filed as kind `ble`, including one reached over a Unix socket (it speaks the
 /// same ATT bytes; its registry key is `socket:<path>` and it has no Bluetooth address), so
 /// `healthgate devices` lists every strap the daemon knows.
-public final class StrapRegistry: Sendable {
+package final class StrapRegistry: Sendable {
     private let store: HealthStore
     private let logger: Logger
     private let queue = DispatchQueue(label: "healthgate.registry")
 
     /// A registry writing to `store`, logging failures to `logger`.
-    public init(store: HealthStore, logger: Logger) {
+    package init(store: HealthStore, logger: Logger) {
         self.store = store
         self.logger = logger
     }
@@ -56,7 +56,7 @@ public final class StrapRegistry: Sendable {
     /// when it has a Bluetooth address, and `alias`, the user's name for it, when given; nil
     /// keeps the one `pair` stored), its battery level and last seen on a Battery Level
     /// notification. Other events change nothing here.
-    public func record(_ event: StrapSource.Event, localIdentifier: String, address: String? = nil, addressType: String? = nil,
+    package func record(_ event: StrapSource.Event, localIdentifier: String, address: String? = nil, addressType: String? = nil,
                        alias: String? = nil) {
         switch event {
         case .connected(let c):
@@ -80,5 +80,5 @@ public final class StrapRegistry: Sendable {
     }
 
     /// Waits until every registry write queued so far is done (tests, shutdown).
-    public func flush() { queue.sync {} }
+    package func flush() { queue.sync {} }
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// `record`'s tap on the strap path: a ``StrapSession`` storing nothing (its pipeline ends in a
 /// ``Ingest/NullSink``) whose raw-event tap writes every Heart Rate Measurement notification,
 /// raw, with its receipt time and the connection's device record, to a capture file.
-public final class StrapRecording: Sendable {
+package final class StrapRecording: Sendable {
     struct Tally: Sendable {
         var count = 0
         var failure: String?
@@ -21,7 +21,7 @@ public final class StrapRecording: Sendable {
 
     /// Records the straps' notifications with `writer`; `events` hears everything else (and the
     /// readings too) for the front-end's notes.
-    public init(straps: [StrapSession.Strap], writer: CaptureFileWriter, policy: ReconnectPolicy = ReconnectPolicy(),
+    package init(straps: [StrapSession.Strap], writer: CaptureFileWriter, policy: ReconnectPolicy = ReconnectPolicy(),
                 maxNotifications: Int? = nil, transactionTimeout: Duration = .seconds(30), logger: Logger,
                 events: @escaping @Sendable (StrapSession.Event) -> Void) throws {
         let state = Locked(Tally())
@@ -48,12 +48,12 @@ public final class StrapRecording: Sendable {
     }
 
     /// Stops the recording (any thread).
-    public func stop() { session.stop() }
+    package func stop() { session.stop() }
 
     /// Records until stopped (Ctrl-C, SIGTERM, `duration`, `maxNotifications`), closes the file
     /// and returns how many notifications were written. Blocks (``StrapSession/run(duration:trapsSignals:)``).
     /// - Throws: an error no retry fixes, or ``Capture/CaptureFileError`` when the file cannot be written.
-    public func run(duration: Duration? = nil, trapsSignals: Bool = true) throws -> Int {
+    package func run(duration: Duration? = nil, trapsSignals: Bool = true) throws -> Int {
         let outcome = Result { try session.run(duration: duration, trapsSignals: trapsSignals) }
         stopper.withLock { $0 = nil }
         try? writer.finish()

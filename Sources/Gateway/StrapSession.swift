@@ -9,39 +9,39 @@ import Synchronization
 
 /// One Heart Rate Measurement notification as a front-end shows it (`live`'s lines, `record`'s
 /// capture): a copy of the raw-event tap's borrowed view, made only when a front-end asks.
-public struct StrapReading: Sendable {
+package struct StrapReading: Sendable {
     /// Which of the session's straps sent it (an index into ``StrapSession/straps``).
-    public var strap: Int
+    package var strap: Int
     /// Receipt time (the sample's timestamp).
-    public var receivedAt: Date
+    package var receivedAt: Date
     /// The payload exactly as received.
-    public var payload: [UInt8]
+    package var payload: [UInt8]
     /// The decode, or `nil` when the payload was rejected (see ``rejection``).
-    public var measurement: HeartRateMeasurement?
+    package var measurement: HeartRateMeasurement?
     /// Why the payload was rejected (empty, flags only, cut-short bpm).
-    public var rejection: String?
+    package var rejection: String?
     /// Which connection (1, 2, … after reconnects) delivered it.
-    public var connection: Int
+    package var connection: Int
     /// The device record of that connection.
-    public var device: Device
+    package var device: Device
 }
 
 /// Per-strap totals of a session, for its summary.
-public struct StrapTally: Sendable {
+package struct StrapTally: Sendable {
     /// Heart Rate Measurement notifications received.
-    public var notifications = 0
+    package var notifications = 0
     /// Payloads rejected by the decoder (counted, not stored).
-    public var rejected = 0
+    package var rejected = 0
     /// bpm of the accepted readings with bpm > 0.
-    public var minBPM: Int?
-    public var maxBPM: Int?
-    public var bpmSum = 0
-    public var bpmCount = 0
+    package var minBPM: Int?
+    package var maxBPM: Int?
+    package var bpmSum = 0
+    package var bpmCount = 0
     /// Connections made (1 + reconnects).
-    public var connections = 0
+    package var connections = 0
 
     /// The mean bpm of the readings with bpm > 0.
-    public var averageBPM: Double? { bpmCount > 0 ? Double(bpmSum) / Double(bpmCount) : nil }
+    package var averageBPM: Double? { bpmCount > 0 ? Double(bpmSum) / Double(bpmCount) : nil }
 
     mutating func add(_ m: HeartRateMeasurement?) {
         notifications += 1
@@ -56,22 +56,22 @@ public struct StrapTally: Sendable {
 }
 
 /// What a session did.
-public struct StrapSessionSummary: Sendable {
+package struct StrapSessionSummary: Sendable {
     /// From start to stop, in seconds.
-    public var duration: Double
+    package var duration: Double
     /// One tally per strap, in the session's order.
-    public var straps: [StrapTally]
+    package var straps: [StrapTally]
     /// Samples committed to the store (0 without one).
-    public var samplesStored: Int
+    package var samplesStored: Int
     /// Transactions committed (0 without a store).
-    public var batches: Int
+    package var batches: Int
     /// Samples that could not be saved when the session ended (the store kept failing).
-    public var unsaved: Int
+    package var unsaved: Int
 
-    public var notifications: Int { straps.reduce(0) { $0 + $1.notifications } }
-    public var minBPM: Int? { straps.compactMap(\.minBPM).min() }
-    public var maxBPM: Int? { straps.compactMap(\.maxBPM).max() }
-    public var averageBPM: Double? {
+    package var notifications: Int { straps.reduce(0) { $0 + $1.notifications } }
+    package var minBPM: Int? { straps.compactMap(\.minBPM).min() }
+    package var maxBPM: Int? { straps.compactMap(\.maxBPM).max() }
+    package var averageBPM: Double? {
         let n = straps.reduce(0) { $0 + $1.bpmCount }
         return n > 0 ? Double(straps.reduce(0) { $0 + $1.bpmSum }) / Double(n) : nil
     }
@@ -84,12 +84,12 @@ public struct StrapSessionSummary: Sendable {
 /// notification into a ``StrapReading`` (payload hex, `record`'s capture lines) and the
 /// strap events into ``Event``s. Without a store (`--no-store`, `record`) the pipeline writes to
 /// a ``NullSink``.
-public final class StrapSession: Sendable {
+package final class StrapSession: Sendable {
     /// A strap to keep connected.
-    public typealias Strap = StrapEndpoint
+    package typealias Strap = StrapEndpoint
 
     /// What a front-end shows as the session runs.
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// Strap `strap` connected (connection 1) or reconnected; notifications are enabled next.
         case connected(strap: Int, StrapSource.Connection)
         /// A notification (the raw-event tap).
@@ -105,7 +105,7 @@ public final class StrapSession: Sendable {
     }
 
     /// The straps, in the order given.
-    public let straps: [Strap]
+    package let straps: [Strap]
     private let runtime: GatewayRuntime
     private let sources: [StrapSource]
     private let storing: Bool
@@ -121,7 +121,7 @@ public final class StrapSession: Sendable {
     ///   - policy: how straps reconnect.
     ///   - maxNotifications: stop after this many notifications from all straps (`--count`).
     ///   - events: what the front-end shows; called from several threads (keep it short).
-    public init(straps: [Strap], store: HealthStore?, sink: (any SampleSink)? = nil,
+    package init(straps: [Strap], store: HealthStore?, sink: (any SampleSink)? = nil,
                 configuration: IngestConfiguration = IngestConfiguration(flushInterval: .seconds(1)),
                 policy: ReconnectPolicy = ReconnectPolicy(), maxNotifications: Int? = nil,
                 transactionTimeout: Duration = .seconds(30), logger: Logger,
@@ -171,14 +171,14 @@ public final class StrapSession: Sendable {
     }
 
     /// Stops the session (any thread): the straps disconnect, what was received is committed.
-    public func stop(reason: String = "stopped") { runtime.requestStop(reason: reason) }
+    package func stop(reason: String = "stopped") { runtime.requestStop(reason: reason) }
 
     /// Runs until ``stop(reason:)``, SIGINT/SIGTERM (a second one exits at once), `duration`, or
     /// `maxNotifications`; then disconnects every strap, commits what is pending and returns
     /// the summary. Blocks: call it from a thread of its own (``GatewayRuntime/run``).
     /// - Throws: an error no retry can fix (no Bluetooth, no permission, not a strap), after
     ///   stopping every strap and committing what was received.
-    public func run(duration: Duration? = nil, trapsSignals: Bool = true) throws -> StrapSessionSummary {
+    package func run(duration: Duration? = nil, trapsSignals: Bool = true) throws -> StrapSessionSummary {
         let started = ContinuousClock.now
         let final: IngestStats
         do {

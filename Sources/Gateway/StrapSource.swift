@@ -24,12 +24,12 @@ import Synchronization
 /// subscribed, battery, disconnected) and, when given, the raw-event tap ``Notification`` (the
 /// payload borrowed from the receive buffer, its decode) for `live`'s lines and `record`'s
 /// capture.
-public struct StrapSource: IngestSource {
-    public let name: String
-    public let reconnects: Bool
+package struct StrapSource: IngestSource {
+    package let name: String
+    package let reconnects: Bool
     /// A stable id for the device registry: the strap's Bluetooth address (`AA:BB:…`), as
     /// `pair` registers it, or `socket:<path>`, so every command files the strap under one device.
-    public let localIdentifier: String
+    package let localIdentifier: String
     private let alias: String?
     private let transactionTimeout: Duration
     private let connect: @Sendable (IngestStop) throws -> any ATTBearer
@@ -48,41 +48,41 @@ public struct StrapSource: IngestSource {
     }
 
     /// Per-strap counters (any thread).
-    public final class Counters: Sendable {
+    package final class Counters: Sendable {
         /// Notifications decoded and pushed.
-        public let pushed = Atomic<Int>(0)
+        package let pushed = Atomic<Int>(0)
         /// Notifications skipped: 0 bpm, or no heart-rate value at all.
-        public let skipped = Atomic<Int>(0)
+        package let skipped = Atomic<Int>(0)
         /// Connections made.
-        public let connections = Atomic<Int>(0)
+        package let connections = Atomic<Int>(0)
         /// Subscribed to Heart Rate Measurement right now.
-        public let subscribed = Atomic<Bool>(false)
+        package let subscribed = Atomic<Bool>(false)
         init() {}
     }
 
     /// The strap's counters.
-    public var stats: Counters { counters }
+    package var stats: Counters { counters }
 
     /// The source HealthGate's BLE samples carry.
-    public static let source = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
+    package static let source = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
 
     /// What a connection learned about the strap, for the device registry (`healthgate devices`).
-    public struct Connection: Sendable {
+    package struct Connection: Sendable {
         /// Which connection this is: 1 for the first, above 1 a reconnect.
-        public var number: Int
+        package var number: Int
         /// The device record: name, Device Information strings, the local identifier.
-        public var device: Device
+        package var device: Device
         /// The Body Sensor Location, when the strap has one.
-        public var sensorLocation: HeartRateSensorLocation?
+        package var sensorLocation: HeartRateSensorLocation?
         /// The Battery Level in percent, when the strap has the Battery service.
-        public var battery: Int?
+        package var battery: Int?
         /// When the connection was set up.
-        public var at: Date
+        package var at: Date
     }
 
     /// What happens to the strap, once per event: for the log, the device registry and
     /// front-ends (``StrapEventLog``, ``StrapRegistry``, ``StrapSession``).
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         /// Connected and set up (discovery done, the device record read); notifications are
         /// enabled next.
         case connected(Connection)
@@ -97,24 +97,24 @@ public struct StrapSource: IngestSource {
 
     /// One notification as the raw-event tap sees it, on the GATT reader thread. `payload`
     /// borrows the receive buffer: valid only during the call (copy what you keep).
-    public struct Notification {
+    package struct Notification {
         /// The value bytes exactly as received.
-        public let payload: UnsafeRawBufferPointer
+        package let payload: UnsafeRawBufferPointer
         /// Receipt time (the sample's timestamp).
-        public let receivedAt: Date
+        package let receivedAt: Date
         /// The decode, or why the payload was rejected.
-        public let measurement: Result<HeartRateMeasurement, HeartRateMeasurementError>
+        package let measurement: Result<HeartRateMeasurement, HeartRateMeasurementError>
         /// Which connection delivered it.
-        public let connection: Int
+        package let connection: Int
         /// The device record of that connection.
-        public let device: Device
+        package let device: Device
     }
 
     /// A strap reached through `connect` (called once per connection attempt; it should give up
     /// when the stop signal is raised). `events` hears every ``Event`` and `notifications` (the
     /// raw-event tap) every notification, on the connection's threads (the GATT reader's for
     /// notifications), so both should hand slow work (a store write) to a queue of their own.
-    public init(name: String, localIdentifier: String, alias: String? = nil, reconnects: Bool = true,
+    package init(name: String, localIdentifier: String, alias: String? = nil, reconnects: Bool = true,
                 transactionTimeout: Duration = .seconds(10),
                 events: (@Sendable (Event) -> Void)? = nil, notifications: (@Sendable (Notification) -> Void)? = nil,
                 connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
@@ -123,7 +123,7 @@ public struct StrapSource: IngestSource {
     }
 
     /// The strap `endpoint` names, as ``init(name:localIdentifier:alias:reconnects:transactionTimeout:events:notifications:connect:)``.
-    public init(_ endpoint: StrapEndpoint, reconnects: Bool = true, transactionTimeout: Duration = .seconds(10),
+    package init(_ endpoint: StrapEndpoint, reconnects: Bool = true, transactionTimeout: Duration = .seconds(10),
                 events: (@Sendable (Event) -> Void)? = nil, notifications: (@Sendable (Notification) -> Void)? = nil) {
         self.name = endpoint.name
         self.localIdentifier = endpoint.localIdentifier
@@ -143,7 +143,7 @@ public struct StrapSource: IngestSource {
         var description: String { reason }
     }
 
-    public func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
+    package func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
         let bearer = try connect(stop)
         if stop.isRaised { bearer.close(); return }
         let number = counters.connections.add(1, ordering: .relaxed).newValue
@@ -240,22 +240,22 @@ public struct StrapSource: IngestSource {
 /// A strap to keep connected, as every strap command names it: how messages call it, the key
 /// its samples and registry record go under, and how to reach it (``StrapSource`` connects
 /// through it; ``StrapSession`` takes a list of them).
-public struct StrapEndpoint: Sendable {
+package struct StrapEndpoint: Sendable {
     /// How messages name it (`chest (AA:BB:…)`).
-    public var name: String
+    package var name: String
     /// Its registry and sample key: the address, or `socket:<path>`.
-    public var localIdentifier: String
+    package var localIdentifier: String
     /// The user's name for it, which becomes the device record's name.
-    public var alias: String?
+    package var alias: String?
     /// Its Bluetooth address, for the device registry.
-    public var address: String?
+    package var address: String?
     /// Its Bluetooth address type (`public`, `random`), for the device registry.
-    public var addressType: String?
+    package var addressType: String?
     /// Makes a connected ATT bearer (called once per attempt; gives up when stop is raised).
-    public var connect: @Sendable (IngestStop) throws -> any ATTBearer
+    package var connect: @Sendable (IngestStop) throws -> any ATTBearer
 
     /// A strap reached with `connect`.
-    public init(name: String, localIdentifier: String, alias: String? = nil, address: String? = nil, addressType: String? = nil,
+    package init(name: String, localIdentifier: String, alias: String? = nil, address: String? = nil, addressType: String? = nil,
                 connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
         self.name = name
         self.localIdentifier = localIdentifier

@@ -8,14 +8,14 @@ import Foundation
 ///
 /// When the variable is unset (not started by systemd, or `Type=simple`), every call does
 /// nothing. Thread-safe: each message is one `sendto` on a socket only this object owns.
-public final class SystemdNotifier: Sendable {
+package final class SystemdNotifier: Sendable {
     private let fd: Int32
     private let address: [UInt8]   // a packed sockaddr_un
     /// The watchdog interval systemd asked for (`$WATCHDOG_USEC`), if any; ping at half of it.
-    public let watchdogInterval: Duration?
+    package let watchdogInterval: Duration?
 
     /// Reads `$NOTIFY_SOCKET` and `$WATCHDOG_USEC` from `environment`.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         if let usec = environment["WATCHDOG_USEC"].flatMap(Int64.init), usec > 0,
            environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == getpid() }) ?? true {
             watchdogInterval = .microseconds(usec)
@@ -43,11 +43,11 @@ public final class SystemdNotifier: Sendable {
     deinit { if fd >= 0 { close(fd) } }
 
     /// Whether a notify socket was given.
-    public var isActive: Bool { fd >= 0 }
+    package var isActive: Bool { fd >= 0 }
 
     /// Sends one message (`KEY=VALUE` lines). Returns false if it could not be sent.
     @discardableResult
-    public func notify(_ message: String) -> Bool {
+    package func notify(_ message: String) -> Bool {
         guard fd >= 0 else { return false }
         let bytes = Array(message.utf8)
         let sent = address.withUnsafeBytes { addr in
@@ -60,11 +60,11 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// Tells systemd the daemon is ready (Type=notify), with a status line.
-    public func ready(status: String) { notify("READY=1\nSTATUS=\(status)\nMAINPID=\(getpid())") }
+    package func ready(status: String) { notify("READY=1\nSTATUS=\(status)\nMAINPID=\(getpid())") }
     /// Pets the watchdog.
-    public func watchdog() { notify("WATCHDOG=1") }
+    package func watchdog() { notify("WATCHDOG=1") }
     /// Updates the status line `systemctl status` shows.
-    public func status(_ text: String) { notify("STATUS=\(text)") }
+    package func status(_ text: String) { notify("STATUS=\(text)") }
     /// Tells systemd the daemon is shutting down.
-    public func stopping(status: String) { notify("STOPPING=1\nSTATUS=\(status)") }
+    package func stopping(status: String) { notify("STOPPING=1\nSTATUS=\(status)") }
 }

@@ -7,13 +7,13 @@ import Synchronization
 /// The built `healthgate` executable (or another of the package's executables, such as
 /// `healthgate-bench`), for tests that run the real command line as a child process, and a way
 /// to run it to completion.
-public enum HealthGateExecutable {
+package enum HealthGateExecutable {
     /// The `healthgate` built beside the running test bundle (`.build/<triple>/debug/`), else
     /// `.build/debug/healthgate` in this package; nil when neither exists (build it first).
-    public static var url: URL? { url(named: "healthgate") }
+    package static var url: URL? { url(named: "healthgate") }
 
     /// The package's executable `name`, found as ``url`` finds `healthgate`.
-    public static func url(named name: String) -> URL? {
+    package static func url(named name: String) -> URL? {
         let candidates = [
             URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
                 .appendingPathComponent(name),
@@ -26,20 +26,20 @@ public enum HealthGateExecutable {
     }
 
     /// What a finished run left behind.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// The exit status (for a child killed by a signal: the signal number, as `Process` reports it).
-        public var status: Int32
+        package var status: Int32
         /// Everything written to stdout.
-        public var stdout: String
+        package var stdout: String
         /// Everything written to stderr.
-        public var stderr: String
+        package var stderr: String
     }
 
     /// The executable is missing.
-    public struct NotBuilt: Error, CustomStringConvertible {
+    package struct NotBuilt: Error, CustomStringConvertible {
         /// The executable's name.
-        public var name = "healthgate"
-        public var description: String { "the \(name) executable is not built: run `swift build` first" }
+        package var name = "healthgate"
+        package var description: String { "the \(name) executable is not built: run `swift build` first" }
     }
 
     /// Runs `healthgate arguments…` (or the package's executable `executable`) to completion: stdin from `stdin` (or /dev/null, never a
@@ -49,7 +49,7 @@ public enum HealthGateExecutable {
     /// still running after `timeout` is killed with SIGKILL (status 9, and stderr says so), so a
     /// hanging command fails its test instead of hanging the run.
     /// `launcher` runs another program instead, with `arguments` (a wrapper such as `setpriv … healthgate`).
-    public static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
+    package static func run(_ arguments: [String], environment: [String: String] = [:], removing: [String] = [],
                            stdin: Data? = nil, timeout: Duration = .seconds(300),
                            executable: String = "healthgate", launcher: URL? = nil) throws -> Result {
         guard let url = launcher ?? url(named: executable) else { throw NotBuilt(name: executable) }

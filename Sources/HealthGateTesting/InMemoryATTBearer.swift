@@ -7,7 +7,7 @@ import Simulators
 ///
 /// Thread rules as for every bearer; one `NSCondition` guards both directions. Closing either
 /// end closes the link for both (like a disconnect).
-public final class InMemoryATTBearer: ATTBearer, @unchecked Sendable {
+package final class InMemoryATTBearer: ATTBearer, @unchecked Sendable {
     // @unchecked: `link` is shared by the two ends and every access holds `link.condition`.
     private final class Link: @unchecked Sendable {
         let condition = NSCondition()
@@ -24,12 +24,12 @@ public final class InMemoryATTBearer: ATTBearer, @unchecked Sendable {
     }
 
     /// Two connected ends: give one to a ``GATTClient`` and the other to a test server.
-    public static func makePair() -> (InMemoryATTBearer, InMemoryATTBearer) {
+    package static func makePair() -> (InMemoryATTBearer, InMemoryATTBearer) {
         let link = Link()
         return (InMemoryATTBearer(link: link, side: 0), InMemoryATTBearer(link: link, side: 1))
     }
 
-    public func send(_ pdu: [UInt8]) throws {
+    package func send(_ pdu: [UInt8]) throws {
         link.condition.lock()
         defer { link.condition.unlock() }
         guard !link.closed else { throw ATTBearerError.closed }
@@ -37,7 +37,7 @@ public final class InMemoryATTBearer: ATTBearer, @unchecked Sendable {
         link.condition.broadcast()
     }
 
-    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+    package func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
         link.condition.lock()
         defer { link.condition.unlock() }
         while link.queues[side].isEmpty && !link.closed { link.condition.wait() }
@@ -48,7 +48,7 @@ public final class InMemoryATTBearer: ATTBearer, @unchecked Sendable {
         return n
     }
 
-    public func close() {
+    package func close() {
         link.condition.lock()
         link.closed = true
         link.condition.broadcast()
@@ -59,7 +59,7 @@ public final class InMemoryATTBearer: ATTBearer, @unchecked Sendable {
 extension SimulatedPeripheral {
     /// Connects a new client over an in-memory bearer and serves it on a new thread.
     /// - Returns: the client's end of the link.
-    public func connect() -> any ATTBearer {
+    package func connect() -> any ATTBearer {
         let (client, server) = InMemoryATTBearer.makePair()
         serve(server)
         return client

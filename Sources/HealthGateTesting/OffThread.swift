@@ -4,14 +4,14 @@ import Foundation
 /// of its own and awaits its result, so an async test never holds one of the cooperative pool's
 /// threads while it waits — there are as many as cores (two on CI), and other suites' async
 /// tests, or the very work being waited for, may need them.
-public func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+package func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { c in
         Thread { c.resume(returning: body()) }.start()
     }
 }
 
 /// ``offThread(_:)`` for work that throws: the error is rethrown to the awaiting task.
-public func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+package func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { c in
         Thread { c.resume(with: Result { try body() }) }.start()
     }

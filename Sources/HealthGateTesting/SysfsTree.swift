@@ -17,17 +17,17 @@ import Foundation
 /// ```
 ///
 /// Thread rules: not thread-safe; build it from one thread.
-public final class SysfsTree: @unchecked Sendable {
+package final class SysfsTree: @unchecked Sendable {
     /// The tree's root (what `/sys` would be).
-    public let root: String
+    package let root: String
     /// A directory of device-node links (what `/dev` would hold: `ttyUSB0 -> /dev/pts/N`).
-    public let dev: String
+    package let dev: String
     /// The host controller's PCI address.
-    public let controller: String
+    package let controller: String
     private let fm = FileManager.default
 
     /// An empty tree under a fresh temporary directory, with one xHCI controller at `controller`.
-    public init(controller: String = "0000:00:14.0") throws {
+    package init(controller: String = "0000:00:14.0") throws {
         let base = fm.temporaryDirectory.appendingPathComponent("hg-sysfs-\(UUID().uuidString)").path
         root = base + "/sys"
         dev = base + "/dev"
@@ -42,13 +42,13 @@ public final class SysfsTree: @unchecked Sendable {
     }
 
     /// Removes the tree.
-    public func remove() { try? fm.removeItem(atPath: (root as NSString).deletingLastPathComponent) }
+    package func remove() { try? fm.removeItem(atPath: (root as NSString).deletingLastPathComponent) }
 
     /// Plugs an adapter into hub port chain `port` (`"1.2"`: port 2 of the hub on root port 1) as
     /// tty `name` (`ttyUSB0`; `ttyACM*` gets no usb-serial port), backed by the character device at
     /// `node` (a pty's `/dev/pts/N`). Returns the device-node link `DEV/name`.
     @discardableResult
-    public func plug(name: String, port: String, node: String, vendor: String = "1a86", product: String = "7523",
+    package func plug(name: String, port: String, node: String, vendor: String = "1a86", product: String = "7523",
                      serial: String? = nil, interface: String = "1.0", portNumber: Int = 0) throws -> String {
         let usbDevice = "\(root)/devices/pci0000:00/\(controller)/usb1/" + hubChain(port)
         try fm.createDirectory(atPath: usbDevice, withIntermediateDirectories: true)
@@ -72,7 +72,7 @@ public final class SysfsTree: @unchecked Sendable {
 
     /// Unplugs tty `name` (its class entry, its device-number entry and node link go; the USB
     /// device directory stays, as an empty port would look the same to the code under test).
-    public func unplug(name: String) {
+    package func unplug(name: String) {
         let classLink = "\(root)/class/tty/\(name)"
         let target = URL(fileURLWithPath: classLink).resolvingSymlinksInPath().path
         if let numbers = try? fm.contentsOfDirectory(atPath: "\(root)/dev/char") {
@@ -92,7 +92,7 @@ public final class SysfsTree: @unchecked Sendable {
     }
 
     /// `MAJOR:MINOR` of the character device at `path`.
-    public static func deviceNumber(_ path: String) -> String {
+    package static func deviceNumber(_ path: String) -> String {
         var st = stat()
         precondition(stat(path, &st) == 0, "no device at \(path)")
         let dev = UInt64(st.st_rdev)

@@ -1,5 +1,5 @@
 /// What can go wrong setting up or running the ingest pipeline.
-public enum IngestError: Error, Equatable, CustomStringConvertible {
+package enum IngestError: Error, Equatable, CustomStringConvertible {
     /// More than 65,535 distinct types, sources or devices were registered.
     case tooManySlots(String)
     /// A setting is out of range (which one, and why).
@@ -7,7 +7,7 @@ public enum IngestError: Error, Equatable, CustomStringConvertible {
     /// The pipeline has stopped; no new producers can join.
     case stopped
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .tooManySlots(let kind):
             return "more than 65,535 distinct \(kind) were registered with the ingest pipeline; restart the gateway to reset its slot table"

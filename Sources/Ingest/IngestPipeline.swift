@@ -3,25 +3,25 @@ import HealthModel
 import Synchronization
 
 /// Settings of the ingest pipeline (the `[ingest]` table of `healthgate.toml`).
-public struct IngestConfiguration: Sendable, Equatable {
+package struct IngestConfiguration: Sendable, Equatable {
     /// Commit when this many samples are held (one transaction each).
-    public var batchSize: Int
+    package var batchSize: Int
     /// Commit what is held once its oldest sample has waited this long. With ``batchSize``,
     /// this bounds what a SIGKILL or power loss can cost (docs/ingestion.md).
-    public var flushInterval: Duration
+    package var flushInterval: Duration
     /// Capacity of each source's ring (rounded up to a power of two).
-    public var ringCapacity: Int
+    package var ringCapacity: Int
     /// What a full ring does.
-    public var overflow: OverflowPolicy
+    package var overflow: OverflowPolicy
     /// How long the writer waits before retrying a failed commit.
-    public var retryInterval: Duration
+    package var retryInterval: Duration
     /// How long ``IngestPipeline/stop(timeout:)`` keeps retrying a failing store before it gives
     /// up and reports what it could not commit.
-    public var stopTimeout: Duration
+    package var stopTimeout: Duration
 
     /// The defaults: 1,000 samples or 250 ms per transaction, 4,096-sample rings spilling up to
     /// 100,000 samples per source.
-    public init(batchSize: Int = 1_000, flushInterval: Duration = .milliseconds(250),
+    package init(batchSize: Int = 1_000, flushInterval: Duration = .milliseconds(250),
                 ringCapacity: Int = 4_096, overflow: OverflowPolicy = .spill(limit: 100_000),
                 retryInterval: Duration = .milliseconds(500), stopTimeout: Duration = .seconds(10)) {
         self.batchSize = batchSize
@@ -33,7 +33,7 @@ public struct IngestConfiguration: Sendable, Equatable {
     }
 
     /// Checks the ranges; throws ``IngestError/invalidSetting(_:)`` naming the bad one.
-    public func validate() throws(IngestError) {
+    package func validate() throws(IngestError) {
         guard (1...1_000_000).contains(batchSize) else {
             throw .invalidSetting("batch size \(batchSize) is outside 1…1,000,000")
         }
@@ -52,44 +52,44 @@ public struct IngestConfiguration: Sendable, Equatable {
 /// A snapshot of the pipeline's counters. For every sample pushed, exactly one of committed,
 /// dropped, rejected, pending or held is true at any moment; after a clean stop pending and held
 /// are zero.
-public struct IngestStats: Sendable, Equatable, Codable {
+package struct IngestStats: Sendable, Equatable, Codable {
     /// Samples pushed by all sources.
-    public var pushed: UInt64 = 0
+    package var pushed: UInt64 = 0
     /// Samples committed to the store.
-    public var committed: UInt64 = 0
+    package var committed: UInt64 = 0
     /// Samples dropped because a ring (and its overflow list) was full.
-    public var dropped: UInt64 = 0
+    package var dropped: UInt64 = 0
     /// Samples that went through an overflow list (and were not lost).
-    public var spilled: UInt64 = 0
+    package var spilled: UInt64 = 0
     /// Samples the store refused as invalid (counted, logged, not retried).
-    public var rejected: UInt64 = 0
+    package var rejected: UInt64 = 0
     /// Samples still in rings or overflow lists.
-    public var pending: UInt64 = 0
+    package var pending: UInt64 = 0
     /// Samples the writer holds in its current batch or backlog.
-    public var held: UInt64 = 0
+    package var held: UInt64 = 0
     /// Transactions committed.
-    public var batches: UInt64 = 0
+    package var batches: UInt64 = 0
     /// Failed commit attempts (each retried).
-    public var failedWrites: UInt64 = 0
+    package var failedWrites: UInt64 = 0
     /// Samples given up on when ``IngestPipeline/stop(timeout:)`` hit its timeout with the store
     /// still failing. Zero after a clean stop.
-    public var abandoned: UInt64 = 0
+    package var abandoned: UInt64 = 0
     /// Failed syncs of committed batches (group commit, ``SampleSink/sync()``): those batches
     /// stay committed (a process crash cannot lose them) but may be lost if the power fails;
     /// ``StoreSink`` then commits with one fsync each.
-    public var failedSyncs: UInt64 = 0
+    package var failedSyncs: UInt64 = 0
     /// The last store failure, if the writer is currently stalled by one.
-    public var stalledBy: String?
+    package var stalledBy: String?
 }
 
 /// A batch the store has committed, handed to observers on the writer thread.
-public struct CommittedBatch {
+package struct CommittedBatch {
     /// The committed records, in commit order. Valid only during the observer call.
-    public let records: UnsafeBufferPointer<SampleRecord>
+    package let records: UnsafeBufferPointer<SampleRecord>
     /// Resolves the records' slots.
-    public let slots: SlotTable
+    package let slots: SlotTable
     /// 1 for the first transaction, then counting up.
-    public let sequence: UInt64
+    package let sequence: UInt64
 
     init(records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable, sequence: UInt64) {
         self.records = records
@@ -107,14 +107,14 @@ public struct CommittedBatch {
 /// commit is kept and retried (a full disk stalls the writer; rings then spill and, past their
 /// limit, drop and count). ``stop(timeout:)`` closes every ring, drains, commits and returns the
 /// final counters. See docs/ingestion.md.
-public final class IngestPipeline: @unchecked Sendable {
+package final class IngestPipeline: @unchecked Sendable {
     /// The settings the pipeline runs with.
-    public let configuration: IngestConfiguration
+    package let configuration: IngestConfiguration
     /// The slot table records refer to.
-    public let slots: SlotTable
+    package let slots: SlotTable
     /// The side channel for records' extras (sync identifiers, state to persist), shared by
     /// every ring of the pipeline (docs/ingestion.md, "The side channel").
-    public let attachments: SampleAttachments
+    package let attachments: SampleAttachments
 
     private let sink: any SampleSink
     private let rings = Mutex<[SampleRing]>([])
@@ -142,7 +142,7 @@ public final class IngestPipeline: @unchecked Sendable {
 
     /// Makes a pipeline writing to `sink`. Call ``start()`` to run the writer.
     /// - Throws: ``IngestError/invalidSetting(_:)`` for out-of-range settings.
-    public init(sink: any SampleSink, slots: SlotTable = SlotTable(),
+    package init(sink: any SampleSink, slots: SlotTable = SlotTable(),
                 configuration: IngestConfiguration = IngestConfiguration()) throws(IngestError) {
         try configuration.validate()
         self.sink = sink
@@ -154,7 +154,7 @@ public final class IngestPipeline: @unchecked Sendable {
     /// A new ring for one source (one producer thread). Close it with ``SampleRing/close()``
     /// when the source ends; the writer retires it once drained.
     /// - Throws: ``IngestError/stopped`` once ``stop(timeout:)`` was called.
-    public func makeRing(name: String) throws(IngestError) -> SampleRing {
+    package func makeRing(name: String) throws(IngestError) -> SampleRing {
         guard !stopRequested.load(ordering: .acquiring) else { throw .stopped }
         let ring = SampleRing(capacity: configuration.ringCapacity, policy: configuration.overflow, name: name,
                               attachments: attachments)
@@ -164,20 +164,20 @@ public final class IngestPipeline: @unchecked Sendable {
 
     /// Adds an observer, called on the writer thread after every commit. Keep it short: the
     /// writer does not drain while observers run.
-    public func addObserver(_ observer: @escaping @Sendable (CommittedBatch) -> Void) {
+    package func addObserver(_ observer: @escaping @Sendable (CommittedBatch) -> Void) {
         observers.withLock { $0.append(observer) }
     }
 
     /// Called on the writer thread when the writer stalls on a store failure (with the reason)
     /// and when it recovers (with nil). Observers add up: the runtime logs, a front-end shows.
-    public func onStallChange(_ observer: @escaping @Sendable (String?) -> Void) {
+    package func onStallChange(_ observer: @escaping @Sendable (String?) -> Void) {
         stateObservers.withLock { $0.append(observer) }
     }
 
     /// Called on the writer thread, with the reason, when the sink could not make committed
     /// batches durable (``SampleSink/sync()`` failed): those batches may be lost if the power
     /// fails; the sink has made later commits safe on its own.
-    public func onSyncFailure(_ observer: @escaping @Sendable (String) -> Void) {
+    package func onSyncFailure(_ observer: @escaping @Sendable (String) -> Void) {
         syncObserver.withLock { $0 = observer }
     }
 
@@ -185,7 +185,7 @@ public final class IngestPipeline: @unchecked Sendable {
     /// because its value is outside its type's plausible range
     /// (``HealthModel/QuantityType/plausibleRange``); each is also counted in
     /// ``IngestStats/rejected``. The other records of its batch are written.
-    public func onRejection(_ observer: @escaping @Sendable (String) -> Void) {
+    package func onRejection(_ observer: @escaping @Sendable (String) -> Void) {
         rejectionObserver.withLock { $0 = observer }
     }
 
@@ -210,7 +210,7 @@ public final class IngestPipeline: @unchecked Sendable {
     }
 
     /// Starts the writer thread (once).
-    public func start() {
+    package func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
             writerLoop()
@@ -224,7 +224,7 @@ public final class IngestPipeline: @unchecked Sendable {
     /// failing store until `timeout`, default the configured stop timeout), and returns the
     /// final counters. Samples still uncommitted at the timeout are counted as abandoned.
     @discardableResult
-    public func stop(timeout: Duration? = nil) -> IngestStats {
+    package func stop(timeout: Duration? = nil) -> IngestStats {
         let limit = timeout ?? configuration.stopTimeout
         let (s, a) = limit.components
         let deadline = Int64(DispatchTime.now().uptimeNanoseconds) + s * 1_000_000_000 + a / 1_000_000_000
@@ -239,7 +239,7 @@ public final class IngestPipeline: @unchecked Sendable {
     }
 
     /// The counters now.
-    public var stats: IngestStats {
+    package var stats: IngestStats {
         var s = IngestStats()
         let live = rings.withLock { $0 }
         s.pushed = retiredPushed.load(ordering: .acquiring)

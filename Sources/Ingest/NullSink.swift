@@ -10,22 +10,22 @@ import Synchronization
 /// State values (a pedometer's counter state) are kept in memory only, newest per key, and
 /// ``persistedState(forKey:)`` returns them: a device re-plugged while the process runs
 /// continues its count, and nothing reaches a disk.
-public final class NullSink: SampleSink {
+package final class NullSink: SampleSink {
     private let state = Mutex<[String: Data]>([:])
 
     /// A sink that discards, with no state.
-    public init() {}
+    package init() {}
 
     /// Discards the batch.
-    public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {}
+    package func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {}
 
     /// Discards the batch and its attachments; keeps its state values in memory.
-    public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
+    package func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
                       attachments: BatchAttachments) throws(SinkError) {
         guard !attachments.state.isEmpty else { return }
         state.withLock { $0.merge(attachments.state) { _, new in new } }
     }
 
     /// The newest state value written under `key` in this process, or nil.
-    public func persistedState(forKey key: String) throws(SinkError) -> Data? { state.withLock { $0[key] } }
+    package func persistedState(forKey key: String) throws(SinkError) -> Data? { state.withLock { $0[key] } }
 }

@@ -8,24 +8,24 @@ import Synchronization
 ///
 /// Attachments travel beside the ring, not in it (``SampleAttachments``): the ring stays a ring
 /// of 64-byte trivially copyable records and the strap path never touches them.
-public struct SampleAttachment: Sendable, Equatable {
+package struct SampleAttachment: Sendable, Equatable {
     /// Metadata stored with the sample. A sync identifier makes the store apply the same
     /// upsert rule as `HealthStore.save`: a re-saved identical identifier does not duplicate.
-    public var metadata: Metadata
+    package var metadata: Metadata
     /// The state stream the sample belongs to (for example `serial.counter.<device id>`): the
     /// writer never commits a newer value of this key while this sample is still uncommitted.
-    public var stateKey: String?
+    package var stateKey: String?
     /// The key's value after this sample, written in the sample's transaction; nil leaves the
     /// key's value as it was (a later sample or ``SampleRing/setState(_:forKey:)`` carries it).
-    public var state: Data?
+    package var state: Data?
     /// Every RR interval of a heart-rate sample (1/1024 s ticks, oldest first) when there are
     /// more than fit inline (``SampleRecord/maxRR``, possible only with a raised ATT MTU): they
     /// replace the record's inline ones, so nothing a strap sent is cut.
-    public var rrIntervals: [UInt16]?
+    package var rrIntervals: [UInt16]?
 
     /// An attachment with `metadata`, optionally the state after the sample, and optionally the
     /// sample's full RR list.
-    public init(metadata: Metadata = Metadata(), stateKey: String? = nil, state: Data? = nil, rrIntervals: [UInt16]? = nil) {
+    package init(metadata: Metadata = Metadata(), stateKey: String? = nil, state: Data? = nil, rrIntervals: [UInt16]? = nil) {
         self.metadata = metadata
         self.stateKey = stateKey
         self.state = state
@@ -34,23 +34,23 @@ public struct SampleAttachment: Sendable, Equatable {
 }
 
 /// The extras of one batch, handed to ``SampleSink/write(_:slots:attachments:)``.
-public struct BatchAttachments: Sendable, Equatable {
+package struct BatchAttachments: Sendable, Equatable {
     /// Attachments by index into the batch (only records flagged ``SampleRecord/Flags/attached``).
-    public var samples: [Int: SampleAttachment]
+    package var samples: [Int: SampleAttachment]
     /// State to write in the batch's transaction: the newest value per key.
-    public var state: [String: Data]
+    package var state: [String: Data]
 
     /// Extras for a batch.
-    public init(samples: [Int: SampleAttachment] = [:], state: [String: Data] = [:]) {
+    package init(samples: [Int: SampleAttachment] = [:], state: [String: Data] = [:]) {
         self.samples = samples
         self.state = state
     }
 
     /// No extras: a plain batch.
-    public static let none = BatchAttachments()
+    package static let none = BatchAttachments()
 
     /// True when there is nothing beyond the records.
-    public var isEmpty: Bool { samples.isEmpty && state.isEmpty }
+    package var isEmpty: Bool { samples.isEmpty && state.isEmpty }
 }
 
 /// The side channel of an ``IngestPipeline``: attachments of records still on their way to the
@@ -65,7 +65,7 @@ public struct BatchAttachments: Sendable, Equatable {
 /// the writer skips the side channel entirely while it is empty (one atomic load per batch).
 ///
 /// Thread-safe.
-public final class SampleAttachments: Sendable {
+package final class SampleAttachments: Sendable {
     private struct Loose {
         var seq: UInt64
         var value: Data
@@ -82,16 +82,16 @@ public final class SampleAttachments: Sendable {
     private let persisted: (@Sendable (String) throws(SinkError) -> Data?)?
 
     /// A side channel; `persisted` reads a key's committed value (the pipeline's sink).
-    public init(persisted: (@Sendable (String) throws(SinkError) -> Data?)? = nil) {
+    package init(persisted: (@Sendable (String) throws(SinkError) -> Data?)? = nil) {
         self.persisted = persisted
     }
 
     /// Records with attachments not yet committed or dropped (tests check nothing leaks).
-    public var outstandingCount: Int { inner.withLock { $0.outstanding.count } }
+    package var outstandingCount: Int { inner.withLock { $0.outstanding.count } }
     /// State values waiting for a commit.
-    public var pendingStateCount: Int { looseEntries.load(ordering: .acquiring) }
+    package var pendingStateCount: Int { looseEntries.load(ordering: .acquiring) }
     /// True when nothing waits in the side channel.
-    public var isEmpty: Bool { entries.load(ordering: .acquiring) == 0 }
+    package var isEmpty: Bool { entries.load(ordering: .acquiring) == 0 }
 
     // MARK: Producer side (through the ring)
 

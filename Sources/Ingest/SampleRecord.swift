@@ -11,64 +11,64 @@ import HealthModel
 ///
 /// Times are Unix seconds (`Double`), values are in the type's canonical unit.
 @frozen
-public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
+package struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
     /// How many RR intervals fit inline. A Heart Rate Measurement in a default-MTU notification
     /// carries at most 9 (20 bytes of payload minus the flags and a one-byte heart rate).
-    public static let maxRR = 9
+    package static let maxRR = 9
 
     /// The value in the type's canonical unit (count/min for heart rate, count for steps).
-    public var value: Double
+    package var value: Double
     /// Start of the measured span, Unix seconds.
-    public var start: Double
+    package var start: Double
     /// End of the measured span (for a notification: its receipt time), Unix seconds.
-    public var end: Double
+    package var end: Double
     /// A number the source gives the sample (a sequence number or a hash of its identity):
     /// carried to observers unchanged, never stored. Tests use it to follow every sample.
     /// For a record pushed with ``SampleRing/push(_:attachment:)`` (flag ``Flags/attached``)
     /// the ring sets it to the attachment's sequence number in ``SampleAttachments``.
-    public var tag: UInt64
+    package var tag: UInt64
     /// The quantity type's slot in the ``SlotTable``.
-    public var typeSlot: UInt16
+    package var typeSlot: UInt16
     /// The source's slot in the ``SlotTable``.
-    public var sourceSlot: UInt16
+    package var sourceSlot: UInt16
     /// The device's slot in the ``SlotTable`` (``SlotTable/noDevice`` when there is none).
-    public var deviceSlot: UInt16
+    package var deviceSlot: UInt16
     /// ``Flags`` bits.
-    public var flags: Flags
+    package var flags: Flags
     /// How many entries of ``rr`` are valid.
-    public var rrCount: UInt8
+    package var rrCount: UInt8
     /// The body sensor location of a heart-rate sample, as `HeartRateSensorLocation.rawValue + 1`
     /// (0: none known). Use ``heartRateSensorLocation``.
-    public var sensorLocationCode: UInt8 = 0
+    package var sensorLocationCode: UInt8 = 0
     /// RR intervals in 1/1024 s, oldest first; only the first ``rrCount`` are meaningful.
-    public var rr: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16)
+    package var rr: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16)
 
     /// Per-sample bits a source can set (mirroring HRM metadata HealthKit keeps).
     @frozen
-    public struct Flags: OptionSet, BitwiseCopyable, Sendable, Hashable {
-        public let rawValue: UInt16
-        public init(rawValue: UInt16) { self.rawValue = rawValue }
+    package struct Flags: OptionSet, BitwiseCopyable, Sendable, Hashable {
+        package let rawValue: UInt16
+        package init(rawValue: UInt16) { self.rawValue = rawValue }
         /// The sensor reported skin contact detection as supported.
-        public static let contactSupported = Flags(rawValue: 1 << 0)
+        package static let contactSupported = Flags(rawValue: 1 << 0)
         /// Skin contact was detected (meaningful with ``contactSupported``).
-        public static let contactDetected = Flags(rawValue: 1 << 1)
+        package static let contactDetected = Flags(rawValue: 1 << 1)
         /// Beats may be missing before the first RR interval (after a reconnect).
-        public static let rrPrecededByGap = Flags(rawValue: 1 << 2)
+        package static let rrPrecededByGap = Flags(rawValue: 1 << 2)
         /// Decoded from a truncated payload (its valid prefix was used); stored as the user
         /// metadata key ``HealthModel/Metadata/payloadTruncatedKey`` = 1, as `live` stores it
         /// (records with an attachment carry their metadata there instead).
-        public static let payloadTruncated = Flags(rawValue: 1 << 3)
+        package static let payloadTruncated = Flags(rawValue: 1 << 3)
         /// An energy interval ending at a saturated reading (0xFFFF): the true value may be
         /// larger; stored as ``HealthModel/Metadata/energySaturatedKey`` = 1.
-        public static let energySaturated = Flags(rawValue: 1 << 4)
+        package static let energySaturated = Flags(rawValue: 1 << 4)
         /// The record has a ``SampleAttachment`` (metadata, state to persist) on the pipeline's
         /// side channel, numbered by ``SampleRecord/tag``. Set by the ring, not by sources.
-        public static let attached = Flags(rawValue: 1 << 15)
+        package static let attached = Flags(rawValue: 1 << 15)
     }
 
     /// A record with no RR intervals.
     @inlinable
-    public init(typeSlot: UInt16, value: Double, start: Double, end: Double,
+    package init(typeSlot: UInt16, value: Double, start: Double, end: Double,
                 sourceSlot: UInt16, deviceSlot: UInt16 = SlotTable.noDevice,
                 flags: Flags = [], tag: UInt64 = 0) {
         self.value = value
@@ -87,7 +87,7 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
     /// inline storage is full.
     @inlinable
     @discardableResult
-    public mutating func appendRR(_ ticks: UInt16) -> Bool {
+    package mutating func appendRR(_ ticks: UInt16) -> Bool {
         guard Int(rrCount) < Self.maxRR else { return false }
         withUnsafeMutableBytes(of: &rr) { raw in
             raw.storeBytes(of: ticks, toByteOffset: Int(rrCount) * 2, as: UInt16.self)
@@ -98,20 +98,20 @@ public struct SampleRecord: BitwiseCopyable, Sendable, Equatable {
 
     /// The body sensor location stored with the sample (nil: none known).
     @inlinable
-    public var heartRateSensorLocation: HeartRateSensorLocation? {
+    package var heartRateSensorLocation: HeartRateSensorLocation? {
         get { sensorLocationCode == 0 ? nil : HeartRateSensorLocation(rawValue: Int(sensorLocationCode) - 1) }
         set { sensorLocationCode = newValue.map { UInt8($0.rawValue + 1) } ?? 0 }
     }
 
     /// The valid RR intervals as an array (allocates: for the writer and observers, not the
     /// hot path).
-    public var rrTicks: [UInt16] {
+    package var rrTicks: [UInt16] {
         withUnsafeBytes(of: rr) { raw in
             (0..<Int(rrCount)).map { raw.load(fromByteOffset: $0 * 2, as: UInt16.self) }
         }
     }
 
-    public static func == (a: SampleRecord, b: SampleRecord) -> Bool {
+    package static func == (a: SampleRecord, b: SampleRecord) -> Bool {
         a.value == b.value && a.start == b.start && a.end == b.end && a.tag == b.tag
             && a.typeSlot == b.typeSlot && a.sourceSlot == b.sourceSlot && a.deviceSlot == b.deviceSlot
             && a.flags == b.flags && a.rrTicks == b.rrTicks && a.sensorLocationCode == b.sensorLocationCode

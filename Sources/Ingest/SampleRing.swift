@@ -2,14 +2,14 @@ import Foundation
 import Synchronization
 
 /// What a ring does when it is full (the writer is behind: a stalled SD card, a full disk).
-public enum OverflowPolicy: Sendable, Equatable, CustomStringConvertible {
+package enum OverflowPolicy: Sendable, Equatable, CustomStringConvertible {
     /// Keep samples in an in-memory overflow list (up to `limit` samples per ring) that the
     /// writer drains, in order, once it catches up; past the limit, drop the newest and count it.
     case spill(limit: Int)
     /// Drop the newest sample and count it. Nothing is held beyond the ring.
     case dropNewest
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .spill(let limit): return "spill(limit: \(limit))"
         case .dropNewest: return "drop-newest"
@@ -18,7 +18,7 @@ public enum OverflowPolicy: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What happened to one pushed sample.
-public enum PushOutcome: Sendable, Equatable {
+package enum PushOutcome: Sendable, Equatable {
     /// In the ring; the writer will commit it.
     case queued
     /// The ring was full; the sample waits in the overflow list and will be committed in order.
@@ -43,15 +43,15 @@ public enum PushOutcome: Sendable, Equatable {
 /// **Accounting.** Every push is counted once in ``pushedCount`` and ends as exactly one of:
 /// drained by the writer (``drainedCount``), or dropped (``droppedCount``); the rest is
 /// ``pendingCount``.
-public final class SampleRing: @unchecked Sendable {
+package final class SampleRing: @unchecked Sendable {
     /// The ring's capacity (a power of two).
-    public let capacity: Int
+    package let capacity: Int
     /// The overflow policy chosen when the ring was made.
-    public let policy: OverflowPolicy
+    package let policy: OverflowPolicy
     /// A name for reports (the source's name).
-    public let name: String
+    package let name: String
     /// The side channel for records' extras (shared by all rings of a pipeline).
-    public let attachments: SampleAttachments
+    package let attachments: SampleAttachments
 
     private let mask: Int
     private let storage: UnsafeMutablePointer<SampleRecord>
@@ -73,7 +73,7 @@ public final class SampleRing: @unchecked Sendable {
 
     /// Makes a ring holding `capacity` records (rounded up to a power of two, at least 2).
     /// `attachments` is the side channel ``push(_:attachment:)`` uses (a private one by default).
-    public init(capacity: Int, policy: OverflowPolicy = .spill(limit: 100_000), name: String = "",
+    package init(capacity: Int, policy: OverflowPolicy = .spill(limit: 100_000), name: String = "",
                 attachments: SampleAttachments = SampleAttachments()) {
         self.attachments = attachments
         var c = 2
@@ -92,7 +92,7 @@ public final class SampleRing: @unchecked Sendable {
     /// Pushes one record. Never blocks on the writer; see ``PushOutcome`` for what happened.
     @inline(__always)
     @discardableResult
-    public func push(_ record: SampleRecord) -> PushOutcome {
+    package func push(_ record: SampleRecord) -> PushOutcome {
         // Counters the producer alone writes: a relaxed load + store, not a locked add.
         pushed.store(pushed.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         if spillCount.load(ordering: .relaxed) == 0 {
@@ -148,7 +148,7 @@ public final class SampleRing: @unchecked Sendable {
     /// gets the ``SampleRecord/Flags/attached`` flag and its ``SampleRecord/tag`` names the
     /// attachment; if the ring drops the record, the attachment is discarded with it.
     @discardableResult
-    public func push(_ record: SampleRecord, attachment: SampleAttachment) -> PushOutcome {
+    package func push(_ record: SampleRecord, attachment: SampleAttachment) -> PushOutcome {
         var r = record
         let seq = attachments.register(attachment)
         r.flags.insert(.attached)
@@ -162,25 +162,25 @@ public final class SampleRing: @unchecked Sendable {
     /// belongs to the same key (``SampleAttachment/stateKey``) is committed: with the batch
     /// that commits the last of them, or within one flush interval when none is in flight. A
     /// newer value for the key replaces one not yet committed. Not the hot path.
-    public func setState(_ value: Data, forKey key: String) {
+    package func setState(_ value: Data, forKey key: String) {
         attachments.setState(value, forKey: key)
     }
 
     /// The value to resume `key` from: the newest one still on its way to the store (pushed by
     /// any ring of the pipeline, e.g. before a re-plug), else the committed one.
     /// - Throws: ``SinkError`` when the store cannot be read.
-    public func resumeState(forKey key: String) throws(SinkError) -> Data? {
+    package func resumeState(forKey key: String) throws(SinkError) -> Data? {
         try attachments.resumeState(forKey: key)
     }
 
     /// Tells the writer this producer is finished: once drained, the ring is retired.
-    public func close() { closed.store(true, ordering: .releasing) }
+    package func close() { closed.store(true, ordering: .releasing) }
 
     // MARK: Consumer side (the writer)
 
     /// Copies up to `into.count` records out of the ring (not the overflow list), oldest first;
     /// returns how many. Consumer thread only.
-    public func drain(into buffer: UnsafeMutableBufferPointer<SampleRecord>) -> Int {
+    package func drain(into buffer: UnsafeMutableBufferPointer<SampleRecord>) -> Int {
         let t = tail.load(ordering: .relaxed)
         let h = head.load(ordering: .acquiring)
         let n = min(h &- t, buffer.count)
@@ -195,7 +195,7 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     /// True when the ring itself holds nothing (the overflow list may still).
-    public var ringIsEmpty: Bool { head.load(ordering: .acquiring) == tail.load(ordering: .relaxed) }
+    package var ringIsEmpty: Bool { head.load(ordering: .acquiring) == tail.load(ordering: .relaxed) }
 
     /// Takes the whole overflow list, oldest first — but only when the ring itself is empty, so
     /// order is kept: returns `[]` while the ring still holds (older) records. Consumer thread
@@ -204,7 +204,7 @@ public final class SampleRing: @unchecked Sendable {
     /// The emptiness check happens under the overflow lock: while the list is non-empty the
     /// producer never writes the ring (it sees its own non-zero ``spillCount`` and takes the
     /// lock), so a ring found empty here cannot receive records older than the list's.
-    public func takeSpill() -> [SampleRecord] {
+    package func takeSpill() -> [SampleRecord] {
         guard spillCount.load(ordering: .acquiring) > 0 else { return [] }
         let list = spill.withLock { list -> [SampleRecord] in
             guard !list.isEmpty, ringIsEmpty else { return [] }
@@ -218,25 +218,25 @@ public final class SampleRing: @unchecked Sendable {
     }
 
     /// True once the producer closed the ring and everything in it has been drained.
-    public var isFinished: Bool {
+    package var isFinished: Bool {
         closed.load(ordering: .acquiring) && ringIsEmpty && spillCount.load(ordering: .acquiring) == 0
     }
 
     /// True once the producer called ``close()``.
-    public var isClosed: Bool { closed.load(ordering: .acquiring) }
+    package var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     // MARK: Counters (any thread)
 
     /// Samples pushed so far.
-    public var pushedCount: UInt64 { pushed.load(ordering: .relaxed) }
+    package var pushedCount: UInt64 { pushed.load(ordering: .relaxed) }
     /// Samples dropped by the overflow policy so far.
-    public var droppedCount: UInt64 { dropped.load(ordering: .relaxed) }
+    package var droppedCount: UInt64 { dropped.load(ordering: .relaxed) }
     /// Samples that went through the overflow list so far.
-    public var spilledCount: UInt64 { spilled.load(ordering: .relaxed) }
+    package var spilledCount: UInt64 { spilled.load(ordering: .relaxed) }
     /// Samples the writer has taken out (ring and overflow list) so far.
-    public var drainedCount: UInt64 { drained.load(ordering: .relaxed) }
+    package var drainedCount: UInt64 { drained.load(ordering: .relaxed) }
     /// Samples waiting (in the ring or the overflow list).
-    public var pendingCount: Int {
+    package var pendingCount: Int {
         head.load(ordering: .acquiring) &- tail.load(ordering: .acquiring) + spillCount.load(ordering: .acquiring)
     }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// The pipeline's writer thread is the only caller, one batch at a time, so an implementation
 /// may own a connection and prepared statements without locking; it is `Sendable` only so the
 /// pipeline can hand it to that thread.
-public protocol SampleSink: AnyObject, Sendable {
+package protocol SampleSink: AnyObject, Sendable {
     /// Writes every record of `records` in ONE transaction, or none of them.
     ///
     /// - Parameters:
@@ -39,23 +39,23 @@ public protocol SampleSink: AnyObject, Sendable {
 
 extension SampleSink {
     /// Nothing to do: each ``write(_:slots:)`` is durable on its own.
-    public func sync() throws(SinkError) {}
+    package func sync() throws(SinkError) {}
 
     /// Ignores the extras: writes the records only.
-    public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
+    package func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
                       attachments: BatchAttachments) throws(SinkError) {
         guard !records.isEmpty else { return }
         try write(records, slots: slots)
     }
 
     /// No persisted state.
-    public func persistedState(forKey key: String) throws(SinkError) -> Data? { nil }
+    package func persistedState(forKey key: String) throws(SinkError) -> Data? { nil }
 }
 
 /// Why a batch could not be committed. The writer keeps the batch and retries every kind.
-public struct SinkError: Error, Equatable, CustomStringConvertible {
+package struct SinkError: Error, Equatable, CustomStringConvertible {
     /// The broad cause, which decides how the gateway reports it.
-    public enum Kind: String, Sendable, Equatable {
+    package enum Kind: String, Sendable, Equatable {
         /// The disk (or the database's size limit) is full: SQLITE_FULL.
         case diskFull = "disk full"
         /// Another connection holds a lock: SQLITE_BUSY / SQLITE_LOCKED.
@@ -69,15 +69,15 @@ public struct SinkError: Error, Equatable, CustomStringConvertible {
     }
 
     /// The broad cause.
-    public var kind: Kind
+    package var kind: Kind
     /// What the store said, for logs.
-    public var message: String
+    package var message: String
 
     /// Creates an error of `kind` with the store's `message`.
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
-    public var description: String { "\(kind.rawValue): \(message)" }
+    package var description: String { "\(kind.rawValue): \(message)" }
 }

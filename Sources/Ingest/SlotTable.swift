@@ -7,9 +7,9 @@ import Synchronization
 /// and allocates, which is fine off the hot path); then each record names them by slot. The
 /// writer and observers turn slots back into values. Slots are never reused or removed, so a
 /// record stays meaningful for as long as the table lives. Thread-safe.
-public final class SlotTable: Sendable {
+package final class SlotTable: Sendable {
     /// The device slot of a record that has no device.
-    public static let noDevice: UInt16 = .max
+    package static let noDevice: UInt16 = .max
 
     private struct Tables {
         var types: [QuantityType] = []
@@ -19,42 +19,42 @@ public final class SlotTable: Sendable {
     private let tables = Mutex(Tables())
 
     /// Creates an empty table.
-    public init() {}
+    package init() {}
 
     /// The slot for `type`, registering it on first use.
     /// - Throws: ``IngestError/tooManySlots(_:)`` past 65,535 distinct entries.
-    public func slot(for type: QuantityType) throws(IngestError) -> UInt16 {
+    package func slot(for type: QuantityType) throws(IngestError) -> UInt16 {
         try tables.withLock { t throws(IngestError) in try Self.intern(type, in: &t.types, kind: "quantity types") }
     }
 
     /// The slot for `source`, registering it on first use.
-    public func slot(for source: Source) throws(IngestError) -> UInt16 {
+    package func slot(for source: Source) throws(IngestError) -> UInt16 {
         try tables.withLock { t throws(IngestError) in try Self.intern(source, in: &t.sources, kind: "sources") }
     }
 
     /// The slot for `device` (``noDevice`` for `nil` or an empty device), registering it on first use.
-    public func slot(for device: Device?) throws(IngestError) -> UInt16 {
+    package func slot(for device: Device?) throws(IngestError) -> UInt16 {
         guard let device, !device.isEmpty else { return Self.noDevice }
         return try tables.withLock { t throws(IngestError) in try Self.intern(device, in: &t.devices, kind: "devices") }
     }
 
     /// The type registered at `slot`, or nil.
-    public func type(_ slot: UInt16) -> QuantityType? {
+    package func type(_ slot: UInt16) -> QuantityType? {
         tables.withLock { t in Int(slot) < t.types.count ? t.types[Int(slot)] : nil }
     }
 
     /// The source registered at `slot`, or nil.
-    public func source(_ slot: UInt16) -> Source? {
+    package func source(_ slot: UInt16) -> Source? {
         tables.withLock { t in Int(slot) < t.sources.count ? t.sources[Int(slot)] : nil }
     }
 
     /// The device registered at `slot`, or nil (also for ``noDevice``).
-    public func device(_ slot: UInt16) -> Device? {
+    package func device(_ slot: UInt16) -> Device? {
         tables.withLock { t in Int(slot) < t.devices.count ? t.devices[Int(slot)] : nil }
     }
 
     /// A consistent copy of all three tables, for a writer resolving a whole batch at once.
-    public func snapshot() -> (types: [QuantityType], sources: [Source], devices: [Device]) {
+    package func snapshot() -> (types: [QuantityType], sources: [Source], devices: [Device]) {
         tables.withLock { t in (t.types, t.sources, t.devices) }
     }
 

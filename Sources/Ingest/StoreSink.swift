@@ -11,12 +11,12 @@ import Synchronization
 ///
 /// Thread rules: used by the pipeline's writer thread only (the store itself is thread-safe,
 /// so readers may share it).
-public final class StoreSink: SampleSink, @unchecked Sendable {
+package final class StoreSink: SampleSink, @unchecked Sendable {
     /// The store written to.
-    public let store: HealthStore
+    package let store: HealthStore
 
     /// When committed batches reach the disk itself (docs/ingestion.md, "Durability").
-    public enum Durability: String, Sendable, Equatable, CaseIterable {
+    package enum Durability: String, Sendable, Equatable, CaseIterable {
         /// Group commit (the default): transactions commit without an fsync
         /// (`synchronous=NORMAL`) and the writer syncs the WAL once it has caught up — so while
         /// the gateway keeps up, every batch is on disk right after its commit, as with
@@ -31,19 +31,19 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
         case everyCommit = "every-commit"
 
         /// The `PRAGMA synchronous` value of this mode.
-        public var synchronousPragma: String { self == .group ? "NORMAL" : "FULL" }
+        package var synchronousPragma: String { self == .group ? "NORMAL" : "FULL" }
     }
 
     /// The durability mode: the one asked for, until a failed sync switches group commit to
     /// ``Durability/everyCommit`` for good (see ``sync()``).
-    public var durability: Durability { mode.withLock { $0 } }
+    package var durability: Durability { mode.withLock { $0 } }
     private let mode: Mutex<Durability>
 
     /// A sink writing into `store` with `durability` (see ``Durability``; group commit unless
     /// told otherwise). It sets the store connection's `synchronous` pragma to match, and its
     /// checkpoint size (``walAutocheckpointPages``, ``journalSizeLimitBytes``).
     /// - Throws: ``SinkError`` when the pragmas cannot be set.
-    public init(store: HealthStore, durability: Durability = .group) throws(SinkError) {
+    package init(store: HealthStore, durability: Durability = .group) throws(SinkError) {
         self.store = store
         self.mode = Mutex(durability)
         do { try store.withConnection { try $0.execute(Self.pragmas(for: durability)) } } catch {
@@ -60,7 +60,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     /// then fails itself if the disk does, and the writer stalls and reports as for any failed
     /// commit — and throws, so the failure is reported. Batches committed since the last good
     /// sync may not be on the disk if the power fails.
-    public func sync() throws(SinkError) {
+    package func sync() throws(SinkError) {
         guard durability == .group else { return }
         var failure: SinkError
         do { try store.withConnection { try $0.syncJournal() }; return } catch let e as StoreError {
@@ -82,24 +82,24 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     /// often copies far less and fsyncs a quarter as often (measured back to back: 177k → 231k
     /// samples/s in `healthgate-bench`, docs/performance.md). The cost is a WAL of up to 16 MiB, which a
     /// crash recovery replays at the next open, and ``journalSizeLimitBytes`` truncates back.
-    public static let walAutocheckpointPages = 4000
+    package static let walAutocheckpointPages = 4000
     /// After a checkpoint, the WAL file is truncated to at most this (`PRAGMA journal_size_limit`),
     /// so a burst that grew it (a long reader holding off checkpoints) does not keep the space.
-    public static let journalSizeLimitBytes = 16 << 20
+    package static let journalSizeLimitBytes = 16 << 20
 
     /// The connection settings the writer runs with, for a raw connection to match them (the
     /// benchmark's ceiling): `synchronous` for `durability`, the checkpoint size and WAL limit.
-    public static func pragmas(for durability: Durability) -> String {
+    package static func pragmas(for durability: Durability) -> String {
         "PRAGMA synchronous=\(durability.synchronousPragma); PRAGMA wal_autocheckpoint=\(walAutocheckpointPages); "
             + "PRAGMA journal_size_limit=\(journalSizeLimitBytes)"
     }
 
-    public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
+    package func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
         try write(records, slots: slots, attachments: .none)
     }
 
     /// The committed value of `key` in the store's state table.
-    public func persistedState(forKey key: String) throws(SinkError) -> Data? {
+    package func persistedState(forKey key: String) throws(SinkError) -> Data? {
         do { return try store.state(key) } catch let e as StoreError {
             throw SinkError(Self.kind(of: e), e.description)
         } catch {
@@ -110,7 +110,7 @@ public final class StoreSink: SampleSink, @unchecked Sendable {
     /// Writes the batch as ``write(_:slots:)`` does, and in the same transaction the records
     /// flagged ``SampleRecord/Flags/attached`` with their metadata (through the store's own
     /// sync-identifier upsert) and `attachments.state`.
-    public func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
+    package func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
                       attachments: BatchAttachments) throws(SinkError) {
         let table = slots.snapshot()
         do {

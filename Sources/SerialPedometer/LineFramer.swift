@@ -1,5 +1,5 @@
 /// Why a line was rejected before or during parsing. Every reject is counted and logged, never fatal.
-public enum LineRejection: Error, Sendable, Hashable, CustomStringConvertible {
+package enum LineRejection: Error, Sendable, Hashable, CustomStringConvertible {
     /// The line ran past ``LineFramer/maxLineBytes`` before its terminator; the whole line was
     /// discarded (up to and including its terminator). Carries the number of bytes discarded.
     case tooLong(bytes: Int)
@@ -11,7 +11,7 @@ public enum LineRejection: Error, Sendable, Hashable, CustomStringConvertible {
     case implausibleTime(field: String, value: Double)
 
     /// A short machine-readable code (`too-long`, `invalid-utf8`, `not-pedometer`, `bad-time`).
-    public var code: String {
+    package var code: String {
         switch self {
         case .tooLong: "too-long"
         case .invalidUTF8: "invalid-utf8"
@@ -20,7 +20,7 @@ public enum LineRejection: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .tooLong(let n): "line longer than \(LineFramer.defaultMaxLineBytes) bytes (\(n) bytes discarded)"
         case .invalidUTF8: "line is not valid UTF-8"
@@ -32,7 +32,7 @@ public enum LineRejection: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One framed unit of input: a trimmed text line, or a rejected one.
-public enum FramedLine: Sendable, Hashable {
+package enum FramedLine: Sendable, Hashable {
     /// A complete line, whitespace-trimmed, not empty, valid UTF-8, within the length cap.
     case line(String)
     /// A line that cannot be used, with the reason.
@@ -55,28 +55,28 @@ public enum FramedLine: Sendable, Hashable {
 ///   (for example when the device is unplugged mid-line).
 ///
 /// The framer is a value type with no I/O: feed it chunks in order.
-public struct LineFramer: Sendable {
+package struct LineFramer: Sendable {
     /// The default cap on a line's raw length in bytes.
-    public static let defaultMaxLineBytes = 256
+    package static let defaultMaxLineBytes = 256
 
     /// The cap on a line's raw length in bytes (terminator excluded).
-    public let maxLineBytes: Int
+    package let maxLineBytes: Int
     /// Lines that were empty after trimming (not rejects: blank lines are normal).
-    public private(set) var emptyLines = 0
+    package private(set) var emptyLines = 0
 
     private var buffer: [UInt8] = []
     private var overflowBytes = 0  // > 0 while discarding an oversized line
     private var lastWasCR = false
 
     /// Creates a framer with a line cap of `maxLineBytes` bytes.
-    public init(maxLineBytes: Int = LineFramer.defaultMaxLineBytes) {
+    package init(maxLineBytes: Int = LineFramer.defaultMaxLineBytes) {
         precondition(maxLineBytes > 0, "maxLineBytes must be positive")
         self.maxLineBytes = maxLineBytes
         buffer.reserveCapacity(maxLineBytes)
     }
 
     /// Feeds the next chunk of bytes and returns the lines it completed, in order.
-    public mutating func feed<Bytes: Sequence>(_ bytes: Bytes) -> [FramedLine] where Bytes.Element == UInt8 {
+    package mutating func feed<Bytes: Sequence>(_ bytes: Bytes) -> [FramedLine] where Bytes.Element == UInt8 {
         var out: [FramedLine] = []
         for byte in bytes {
             if byte == 0x0A, lastWasCR {  // the \n of a \r\n
@@ -102,7 +102,7 @@ public struct LineFramer: Sendable {
     }
 
     /// Flushes a final unterminated line (end of stream or unplug). Returns nil when nothing was pending.
-    public mutating func finish() -> FramedLine? {
+    package mutating func finish() -> FramedLine? {
         lastWasCR = false
         return completeLine()
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which line shapes a device's lines are parsed as.
-public enum LineFormat: Sendable, Hashable, CustomStringConvertible {
+package enum LineFormat: Sendable, Hashable, CustomStringConvertible {
     /// JSON lines, `key:value`/`key=value` pairs and bare integers, told apart by shape
     /// (a line starting with `{` is JSON; a lone number is an integer line; else pairs).
     case auto
@@ -16,7 +16,7 @@ public enum LineFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `auto`, `json`, `kv`, `int` or `profile:NAME`, looking NAME up in `profiles`.
     /// - Throws: ``SerialConfigError`` when the name is unknown.
-    public init(parsing text: String, profiles: [String: VendorProfile]) throws {
+    package init(parsing text: String, profiles: [String: VendorProfile]) throws {
         switch text {
         case "auto": self = .auto
         case "json": self = .json
@@ -32,7 +32,7 @@ public enum LineFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .auto: "auto"
         case .json: "json"
@@ -48,11 +48,11 @@ public enum LineFormat: Sendable, Hashable, CustomStringConvertible {
 /// Numbers: counts (`steps`, `seq`, `dsteps`) are non-negative integers; an integral decimal
 /// (`123.00`, as Arduino's `String(float)` prints) is accepted, a fractional one (`12.5`) is not.
 /// Keys are case-sensitive (`steps`, not `Steps`): vendor text is for profiles.
-public enum LineParser {
+package enum LineParser {
     /// Parses `line` (already framed and trimmed) in `format`, received at `receivedAt`, and
     /// refuses device times outside ``DeviceTimeRule``'s range: what the reader, the daemon,
     /// replay and `decode pedometer` all call, so they accept and refuse the same lines.
-    public static func parse(_ line: String, format: LineFormat, receivedAt: Date) -> Result<PedometerReading, LineRejection> {
+    package static func parse(_ line: String, format: LineFormat, receivedAt: Date) -> Result<PedometerReading, LineRejection> {
         parse(line, format: format).flatMap { r in
             DeviceTimeRule.check(r, receivedAt: receivedAt).map { .failure($0) } ?? .success(r)
         }
@@ -60,7 +60,7 @@ public enum LineParser {
 
     /// Parses `line` (already framed and trimmed) in `format`: the shape only, no time range
     /// (see ``parse(_:format:receivedAt:)``).
-    public static func parse(_ line: String, format: LineFormat) -> Result<PedometerReading, LineRejection> {
+    package static func parse(_ line: String, format: LineFormat) -> Result<PedometerReading, LineRejection> {
         switch format {
         case .json: return parseJSON(line)
         case .keyValue: return parseKeyValue(line)

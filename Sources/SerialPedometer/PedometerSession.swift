@@ -2,7 +2,7 @@ import Foundation
 import HealthModel
 
 /// What happened to a stretch of input, in order.
-public enum SessionEvent: Sendable, Hashable {
+package enum SessionEvent: Sendable, Hashable {
     /// A line parsed as a pedometer reading.
     case accepted(line: String, reading: PedometerReading)
     /// A line was rejected (counted and logged, never fatal); `line` is nil when it was never text.
@@ -15,26 +15,26 @@ public enum SessionEvent: Sendable, Hashable {
 
 /// One device's input pipeline: bytes → lines (``LineFramer``) → readings (``LineParser``) →
 /// step intervals (``StepCounter``). A value type with no I/O; the reader and the store sit outside.
-public struct PedometerSession: Sendable {
+package struct PedometerSession: Sendable {
     /// The line format.
-    public let format: LineFormat
+    package let format: LineFormat
     /// The counter (its ``StepCounter/state`` is what to persist).
-    public private(set) var counter: StepCounter
+    package private(set) var counter: StepCounter
     /// Rejected lines by reason code (`too-long`, `invalid-utf8`, `not-pedometer`, `bad-time`).
-    public private(set) var rejects: [String: Int] = [:]
+    package private(set) var rejects: [String: Int] = [:]
     /// Lines accepted.
-    public private(set) var acceptedLines = 0
+    package private(set) var acceptedLines = 0
     private var framer: LineFramer
 
     /// Creates a session for a device.
-    public init(format: LineFormat, counter: StepCounter, maxLineBytes: Int = LineFramer.defaultMaxLineBytes) {
+    package init(format: LineFormat, counter: StepCounter, maxLineBytes: Int = LineFramer.defaultMaxLineBytes) {
         self.format = format
         self.counter = counter
         self.framer = LineFramer(maxLineBytes: maxLineBytes)
     }
 
     /// Feeds the bytes of one read, received at `receivedAt`.
-    public mutating func feed(_ bytes: [UInt8], receivedAt: Date) -> [SessionEvent] {
+    package mutating func feed(_ bytes: [UInt8], receivedAt: Date) -> [SessionEvent] {
         var out: [SessionEvent] = []
         for framed in framer.feed(bytes) { handle(framed, receivedAt: receivedAt, into: &out) }
         return out
@@ -42,7 +42,7 @@ public struct PedometerSession: Sendable {
 
     /// Ends the stream (the device went away, or reading stopped): flushes a final unterminated
     /// line and settles a reading the counter was holding back (``StepCounter/finish()``).
-    public mutating func finish(receivedAt: Date) -> [SessionEvent] {
+    package mutating func finish(receivedAt: Date) -> [SessionEvent] {
         var out: [SessionEvent] = []
         if let framed = framer.finish() { handle(framed, receivedAt: receivedAt, into: &out) }
         let settled = counter.finish()
@@ -52,7 +52,7 @@ public struct PedometerSession: Sendable {
     }
 
     /// Feeds one already-framed line (used by `decode pedometer` and replay).
-    public mutating func feedLine(_ line: String, receivedAt: Date) -> [SessionEvent] {
+    package mutating func feedLine(_ line: String, receivedAt: Date) -> [SessionEvent] {
         var out: [SessionEvent] = []
         handle(.line(LineFramer.trim(line)), receivedAt: receivedAt, into: &out)
         return out
@@ -81,10 +81,10 @@ public struct PedometerSession: Sendable {
 
 extension StepInterval {
     /// The metadata key flagging a sample whose steps' timing inside the interval is unknown.
-    public static let timingUncertainKey = "HGTimingUncertain"
+    package static let timingUncertainKey = "HGTimingUncertain"
 
     /// The interval as a `stepCount` sample with its sync identifier (version 1).
-    public func quantitySample(source: Source, device: Device?) throws -> QuantitySample {
+    package func quantitySample(source: Source, device: Device?) throws -> QuantitySample {
         var user: [String: MetadataValue] = [:]
         if timingUncertain { user[Self.timingUncertainKey] = .number(1) }
         return try QuantitySample(type: .stepCount, quantity: Quantity(Double(steps), .count),

@@ -6,7 +6,7 @@ import Platform
 #endif
 
 /// Hardware or software flow control on the port.
-public enum FlowControl: String, Sendable, Hashable, CaseIterable {
+package enum FlowControl: String, Sendable, Hashable, CaseIterable {
     /// No flow control (the default: pedometers do not use it).
     case none
     /// RTS/CTS hardware handshaking.
@@ -16,24 +16,24 @@ public enum FlowControl: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How a serial port is opened.
-public struct SerialPortOptions: Sendable, Hashable {
+package struct SerialPortOptions: Sendable, Hashable {
     /// Bits per second; one of the standard termios rates (9600 … 4000000).
-    public var baud: Int
+    package var baud: Int
     /// Flow control; none unless asked.
-    public var flowControl: FlowControl
+    package var flowControl: FlowControl
     /// Take the port with `TIOCEXCL`, so a second open fails (EBUSY) and two readers never split
     /// one stream. (The kernel lets processes with CAP_SYS_ADMIN bypass it.)
-    public var exclusive: Bool
+    package var exclusive: Bool
 
     /// 115200 8N1, no flow control, exclusive.
-    public init(baud: Int = 115_200, flowControl: FlowControl = .none, exclusive: Bool = true) {
+    package init(baud: Int = 115_200, flowControl: FlowControl = .none, exclusive: Bool = true) {
         self.baud = baud
         self.flowControl = flowControl
         self.exclusive = exclusive
     }
 
     /// The baud rates termios supports, in bits per second.
-    public static let supportedBauds: [Int] = [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115_200, 230_400,
+    package static let supportedBauds: [Int] = [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115_200, 230_400,
                                                460_800, 500_000, 576_000, 921_600, 1_000_000, 1_500_000,
                                                2_000_000, 3_000_000, 4_000_000]
 
@@ -63,7 +63,7 @@ public struct SerialPortOptions: Sendable, Hashable {
 }
 
 /// Failures opening or configuring a port. Each says what, why and what to do.
-public enum SerialPortError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum SerialPortError: Error, Sendable, Hashable, CustomStringConvertible {
     case notFound(String)
     case permissionDenied(String)
     case busy(String)
@@ -71,7 +71,7 @@ public enum SerialPortError: Error, Sendable, Hashable, CustomStringConvertible 
     case unsupportedBaud(Int)
     case system(String, call: String, errno: Int32)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notFound(let p):
             "\(p) does not exist: is the pedometer plugged in? `healthgate serial list` shows the serial devices"
@@ -90,7 +90,7 @@ public enum SerialPortError: Error, Sendable, Hashable, CustomStringConvertible 
 }
 
 /// The result of one read.
-public enum SerialRead: Sendable, Hashable {
+package enum SerialRead: Sendable, Hashable {
     /// Bytes arrived.
     case data([UInt8])
     /// Nothing to read right now.
@@ -103,17 +103,17 @@ public enum SerialRead: Sendable, Hashable {
 ///
 /// Thread rules: the descriptor is used by one reader at a time (``SerialReader`` owns it while it
 /// runs); ``close()`` is idempotent and may be called from any thread once reading has stopped.
-public final class SerialPort: @unchecked Sendable {
+package final class SerialPort: @unchecked Sendable {
     /// The path the port was opened by.
-    public let path: String
+    package let path: String
     /// The file descriptor (non-blocking).
-    public let fd: Int32
+    package let fd: Int32
     private let closed = Mutex(false)
 
     /// Opens `path` with `O_NOCTTY | O_NONBLOCK`, takes it exclusively (unless told not to), and
     /// sets raw mode, the baud rate, 8 data bits, no parity, one stop bit, `CLOCAL | CREAD`, and
     /// the flow control asked for. Input already pending is kept.
-    public init(path: String, options: SerialPortOptions = SerialPortOptions()) throws {
+    package init(path: String, options: SerialPortOptions = SerialPortOptions()) throws {
         guard let speed = SerialPortOptions.speed(options.baud) else { throw SerialPortError.unsupportedBaud(options.baud) }
         let fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
@@ -160,14 +160,14 @@ public final class SerialPort: @unchecked Sendable {
     deinit { close() }
 
     /// True when the port is held with `TIOCEXCL` (read back with `TIOCGEXCL`).
-    public var isExclusive: Bool {
+    package var isExclusive: Bool {
         var v: Int32 = 0
         // TIOCGEXCL = _IOR('T', 0x40, int); Glibc's module does not export it.
         return ioctl(fd, UInt(0x8004_5440), &v) == 0 && v != 0
     }
 
     /// Reads what is available (at most `max` bytes), never blocking.
-    public func read(max: Int = 4096) -> SerialRead {
+    package func read(max: Int = 4096) -> SerialRead {
         var buf = [UInt8](repeating: 0, count: max)
         let n = SystemCall.retrying { buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, max) } }
         if n > 0 { return .data(Array(buf[0..<n])) }
@@ -179,7 +179,7 @@ public final class SerialPort: @unchecked Sendable {
     /// Writes all of `bytes` (used by tests and for commands to firmware); returns false when the
     /// device is gone.
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool {
         var off = 0
         while off < bytes.count {
             let n = SystemCall.retrying { bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } }
@@ -195,7 +195,7 @@ public final class SerialPort: @unchecked Sendable {
     }
 
     /// Closes the descriptor (idempotent).
-    public func close() {
+    package func close() {
         let wasClosed = closed.withLock { c in
             defer { c = true }
             return c

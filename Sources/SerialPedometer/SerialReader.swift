@@ -6,7 +6,7 @@ import Platform
 #endif
 
 /// What a ``SerialReader`` delivers.
-public enum SerialReaderEvent: Sendable, Hashable {
+package enum SerialReaderEvent: Sendable, Hashable {
     /// Bytes read in one `read(2)`, with the gateway time they arrived.
     case chunk([UInt8], receivedAt: Date)
     /// The device went away (unplug, hangup). The reader has stopped; this is the last event.
@@ -24,7 +24,7 @@ public enum SerialReaderEvent: Sendable, Hashable {
 /// pipe used to stop it; `POLLHUP`/`POLLERR` or a read that returns EOF/EIO/ENXIO ends the
 /// loop with one ``SerialReaderEvent/gone(reason:)`` (after draining any bytes still buffered),
 /// so an unplug is a clean event, never a crash or a busy loop.
-public final class SerialReader: @unchecked Sendable {
+package final class SerialReader: @unchecked Sendable {
     private let port: SerialPort
     private let wake = WakePipe()
     private let handler: @Sendable (SerialReaderEvent) -> Void
@@ -32,7 +32,7 @@ public final class SerialReader: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts reading `port` at once; every event goes to `handler`, on the reader's thread, in order.
-    public init(port: SerialPort, handler: @escaping @Sendable (SerialReaderEvent) -> Void) {
+    package init(port: SerialPort, handler: @escaping @Sendable (SerialReaderEvent) -> Void) {
         self.port = port
         self.handler = handler
         let thread = Thread { [self] in self.loop() }
@@ -41,13 +41,13 @@ public final class SerialReader: @unchecked Sendable {
     }
 
     /// Asks the reader to stop and waits until its thread has delivered its last event.
-    public func stop() {
+    package func stop() {
         wake.poke()
         wait()
     }
 
     /// Waits until the reader has stopped (after ``SerialReaderEvent/gone(reason:)`` or ``stop()``).
-    public func wait() {
+    package func wait() {
         done.wait()
         done.signal()
     }

@@ -1,33 +1,33 @@
 import Foundation
 
 /// How a device's counter is interpreted. Values other than ``deviceID`` have sensible defaults.
-public struct CounterConfiguration: Sendable, Hashable, Codable {
+package struct CounterConfiguration: Sendable, Hashable, Codable {
     /// A stable id for the device (its USB serial number, or a name the user gave). It keys the
     /// persisted state and is part of every sync identifier.
-    public var deviceID: String
+    package var deviceID: String
     /// The counter's width when known (16, 24 or 32): a decrease that fits is then a wrap.
-    public var counterBits: Int?
+    package var counterBits: Int?
     /// Use the line's `t` (device Unix time) for timestamps and the rate check. Off by default:
     /// receipt time is used. `t` is used for ordering within a boot either way.
-    public var trustDeviceTime: Bool
+    package var trustDeviceTime: Bool
     /// Above this rate a reading is implausible (a corrupt line or a wrong profile): re-baseline.
-    public var maxStepsPerSecond: Double
+    package var maxStepsPerSecond: Double
     /// Receipt-time spans shorter than this count as this long in the rate check, so lines that
     /// arrive together in one read are not mistaken for a burst of steps.
-    public var minimumRateWindow: TimeInterval
+    package var minimumRateWindow: TimeInterval
     /// A span longer than this is a gap: its steps are stored as one sample flagged
     /// `HGTimingUncertain` (their timing inside the span is unknown).
-    public var longGap: TimeInterval
+    package var longGap: TimeInterval
     /// A `seq` that goes back by at most this many lines is a late or repeated line (dropped);
     /// further back, the device's line counter restarted (a reset).
-    public var reorderWindowLines: UInt64
+    package var reorderWindowLines: UInt64
     /// A device time that goes back by at most this many seconds is a late line (dropped);
     /// further back, the device's clock restarted.
-    public var reorderWindowSeconds: Double
+    package var reorderWindowSeconds: Double
 
     /// Creates a configuration.
     /// - Throws: ``SerialConfigError/badCounterBits(_:)`` for a width other than 16, 24 or 32.
-    public init(deviceID: String, counterBits: Int? = nil, trustDeviceTime: Bool = false,
+    package init(deviceID: String, counterBits: Int? = nil, trustDeviceTime: Bool = false,
                 maxStepsPerSecond: Double = 5, minimumRateWindow: TimeInterval = 10,
                 longGap: TimeInterval = 3600, reorderWindowLines: UInt64 = 16,
                 reorderWindowSeconds: Double = 60) throws {
@@ -45,60 +45,60 @@ public struct CounterConfiguration: Sendable, Hashable, Codable {
 
 /// The counter's memory between readings. It is `Codable` so it can be persisted (the store's
 /// state table) and restored after a gateway restart: totals stay exact across the restart.
-public struct CounterState: Sendable, Hashable, Codable {
+package struct CounterState: Sendable, Hashable, Codable {
     /// The last accepted reading of the cumulative counter.
-    public struct Baseline: Sendable, Hashable, Codable {
-        public var count: UInt64
-        public var receivedAt: Double
-        public var deviceTime: Double?
-        public var seq: UInt64?
-        public var boot: String?
+    package struct Baseline: Sendable, Hashable, Codable {
+        package var count: UInt64
+        package var receivedAt: Double
+        package var deviceTime: Double?
+        package var seq: UInt64?
+        package var boot: String?
     }
 
     /// Running totals, for logs and `serial watch` summaries.
-    public struct Tally: Sendable, Hashable, Codable {
-        public var steps: UInt64 = 0
-        public var samples = 0
-        public var duplicates = 0
-        public var outOfOrder = 0
-        public var seqGaps = 0
-        public var missingLines: UInt64 = 0
-        public var wraps = 0
-        public var resets = 0
-        public var implausible = 0
-        public var longGaps = 0
-        public var glitches = 0
+    package struct Tally: Sendable, Hashable, Codable {
+        package var steps: UInt64 = 0
+        package var samples = 0
+        package var duplicates = 0
+        package var outOfOrder = 0
+        package var seqGaps = 0
+        package var missingLines: UInt64 = 0
+        package var wraps = 0
+        package var resets = 0
+        package var implausible = 0
+        package var longGaps = 0
+        package var glitches = 0
     }
 
     /// A reading held back for one more reading because it may be a glitch (a corrupt number):
     /// an unexplained decrease (``Kind/reset``) or an implausible jump (``Kind/jump``).
-    public struct Suspect: Sendable, Hashable, Codable {
-        public enum Kind: String, Sendable, Hashable, Codable { case reset, jump }
-        public var kind: Kind
-        public var reading: Baseline
+    package struct Suspect: Sendable, Hashable, Codable {
+        package enum Kind: String, Sendable, Hashable, Codable { case reset, jump }
+        package var kind: Kind
+        package var reading: Baseline
     }
 
     /// The cumulative counter's baseline, nil before the first reading.
-    public var baseline: Baseline?
+    package var baseline: Baseline?
     /// The last delta reading (profiles with delta semantics), nil before the first.
-    public var lastDelta: Baseline?
+    package var lastDelta: Baseline?
     /// Counts baselines taken; part of every sync identifier so identifiers never repeat, even
     /// when a device without a `boot` id restarts its counter and `seq`.
-    public var segment: UInt64 = 0
+    package var segment: UInt64 = 0
     /// Running totals.
-    public var tally = Tally()
+    package var tally = Tally()
     /// A reading held back until the next one tells whether it was real (see ``Suspect``).
-    public var suspect: Suspect?
+    package var suspect: Suspect?
     /// The most recent earlier `boot` ids (newest last, at most 8): a reading from a past boot
     /// is a stale resend, dropped as out of order rather than taken for a new reset.
-    public var pastBoots: [String] = []
+    package var pastBoots: [String] = []
 
     /// A fresh state (no baseline).
-    public init() {}
+    package init() {}
 }
 
 /// Why the counter took a new baseline instead of emitting steps.
-public enum BaselineReason: String, Sendable, Hashable, Codable {
+package enum BaselineReason: String, Sendable, Hashable, Codable {
     /// The first reading this device was ever seen with.
     case first
     /// The reading was implausible (see ``CounterEvent/implausible(steps:seconds:)``).
@@ -106,7 +106,7 @@ public enum BaselineReason: String, Sendable, Hashable, Codable {
 }
 
 /// Something the counter noticed. Each is logged; none is fatal.
-public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
+package enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
     /// A new baseline was taken; nothing was emitted.
     case baseline(BaselineReason, count: UInt64)
     /// The same reading again (same `seq`, or same device time): dropped.
@@ -134,7 +134,7 @@ public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
     case glitch(count: UInt64)
 
     /// A short machine-readable code.
-    public var code: String {
+    package var code: String {
         switch self {
         case .baseline: "baseline"
         case .duplicate: "duplicate"
@@ -150,7 +150,7 @@ public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .baseline(let r, let c): "baseline at \(c) (\(r.rawValue))"
         case .duplicate: "duplicate reading dropped"
@@ -168,42 +168,42 @@ public enum CounterEvent: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One emitted step interval: `steps` steps in [`start`, `end`], with its sync identifier.
-public struct StepInterval: Sendable, Hashable {
-    public var steps: UInt64
-    public var start: Date
-    public var end: Date
+package struct StepInterval: Sendable, Hashable {
+    package var steps: UInt64
+    package var start: Date
+    package var end: Date
     /// Deterministic for the same readings; a resend replaces instead of adding.
-    public var syncIdentifier: String
+    package var syncIdentifier: String
     /// True when the steps' timing inside the interval is unknown (a long gap, a clock jump).
-    public var timingUncertain: Bool
+    package var timingUncertain: Bool
 }
 
 /// What one reading produced.
-public struct CounterOutput: Sendable, Hashable {
+package struct CounterOutput: Sendable, Hashable {
     /// Samples to store (zero or one per reading).
-    public var samples: [StepInterval] = []
+    package var samples: [StepInterval] = []
     /// What the counter noticed.
-    public var events: [CounterEvent] = []
+    package var events: [CounterEvent] = []
 }
 
 /// Turns pedometer readings into exact `stepCount` intervals (docs/serial-pedometers.md,
 /// "Counter algorithm"). A pure, deterministic state machine: the same readings with the same
 /// receipt times always give the same samples and events; its ``state`` can be persisted and
 /// restored.
-public struct StepCounter: Sendable {
+package struct StepCounter: Sendable {
     /// The configuration.
-    public let configuration: CounterConfiguration
+    package let configuration: CounterConfiguration
     /// The state to persist after each batch.
-    public private(set) var state: CounterState
+    package private(set) var state: CounterState
 
     /// Creates a counter, optionally restored from persisted state.
-    public init(configuration: CounterConfiguration, state: CounterState = CounterState()) {
+    package init(configuration: CounterConfiguration, state: CounterState = CounterState()) {
         self.configuration = configuration
         self.state = state
     }
 
     /// Feeds one reading received at `receivedAt` (the gateway clock).
-    public mutating func process(_ reading: PedometerReading, receivedAt: Date) -> CounterOutput {
+    package mutating func process(_ reading: PedometerReading, receivedAt: Date) -> CounterOutput {
         if let c = reading.steps { return processCumulative(c, reading, receivedAt.timeIntervalSince1970) }
         if let d = reading.deltaSteps { return processDelta(d, reading, receivedAt.timeIntervalSince1970) }
         return CounterOutput()
@@ -284,7 +284,7 @@ public struct StepCounter: Sendable {
     /// Settles a held reading at the end of a stream (unplug, stop): an unexplained decrease is
     /// taken as a reset, an implausible jump as a new baseline. Call it before persisting the
     /// state at the end of a session.
-    public mutating func finish() -> CounterOutput {
+    package mutating func finish() -> CounterOutput {
         var out = CounterOutput()
         if let s = state.suspect, let b = state.baseline {
             state.suspect = nil

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Whether a vendor profile's number is a running total or the steps since the previous line.
-public enum CountSemantics: String, Sendable, Hashable, Codable, CaseIterable {
+package enum CountSemantics: String, Sendable, Hashable, Codable, CaseIterable {
     /// A cumulative counter (goes through the wrap/reset logic).
     case cumulative
     /// Steps since the previous line (stored as they are).
@@ -13,20 +13,20 @@ public enum CountSemantics: String, Sendable, Hashable, Codable, CaseIterable {
 ///
 /// Profiles are chosen by the user (`--format profile:NAME`, or the configuration file), never
 /// guessed: `Current Run Steps: 4.00` (a delta) and `Total Steps: 123.00` (a total) look alike.
-public struct VendorProfile: Sendable, Hashable {
+package struct VendorProfile: Sendable, Hashable {
     /// The name used in `--format profile:NAME`.
-    public let name: String
+    package let name: String
     /// The regular expression (Swift `Regex` syntax); it is searched for anywhere in the line,
     /// so anchor it with `^…$` to match whole lines.
-    public let pattern: String
+    package let pattern: String
     /// Cumulative or delta.
-    public let semantics: CountSemantics
+    package let semantics: CountSemantics
     private let regex: CompiledRegex
 
     /// Compiles a profile.
     /// - Throws: ``SerialConfigError/badProfilePattern(_:_:)`` when the pattern does not compile
     ///   or has no capture group.
-    public init(name: String, pattern: String, semantics: CountSemantics) throws {
+    package init(name: String, pattern: String, semantics: CountSemantics) throws {
         self.name = name
         self.pattern = pattern
         self.semantics = semantics
@@ -43,7 +43,7 @@ public struct VendorProfile: Sendable, Hashable {
     }
 
     /// Parses one line with this profile.
-    public func parse(_ line: String) -> Result<PedometerReading, LineRejection> {
+    package func parse(_ line: String) -> Result<PedometerReading, LineRejection> {
         guard let match = try? regex.regex.firstMatch(in: line) else {
             return .failure(.notPedometer("does not match profile \(name)"))
         }
@@ -61,11 +61,11 @@ public struct VendorProfile: Sendable, Hashable {
         return .success(semantics == .cumulative ? PedometerReading(steps: n) : PedometerReading(deltaSteps: n))
     }
 
-    public static func == (a: VendorProfile, b: VendorProfile) -> Bool {
+    package static func == (a: VendorProfile, b: VendorProfile) -> Bool {
         a.name == b.name && a.pattern == b.pattern && a.semantics == b.semantics
     }
 
-    public func hash(into h: inout Hasher) {
+    package func hash(into h: inout Hasher) {
         h.combine(name)
         h.combine(pattern)
         h.combine(semantics)
@@ -92,7 +92,7 @@ public struct VendorProfile: Sendable, Hashable {
 
     /// Profiles for the firmware in docs/serial-pedometers.md, available by name. They are never
     /// applied unless the user names one.
-    public static let builtIn: [String: VendorProfile] = {
+    package static let builtIn: [String: VendorProfile] = {
         let list: [(String, String, CountSemantics)] = [
             // Seeed BMA456 example: `Step: 1234` every second.
             ("seeed-bma456", #"^Step: (?<steps>\d+)$"#, .cumulative),
@@ -121,14 +121,14 @@ private final class CompiledRegex: @unchecked Sendable {
 }
 
 /// Configuration mistakes: unknown formats or profiles, bad patterns, bad match rules.
-public enum SerialConfigError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum SerialConfigError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownFormat(String)
     case unknownProfile(String, known: [String])
     case badProfilePattern(String, String)
     case badCounterBits(Int)
     case badConfigFile(String, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknownFormat(let f):
             "unknown line format \"\(f)\": use auto, json, kv, int or profile:NAME"

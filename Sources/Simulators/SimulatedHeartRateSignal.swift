@@ -9,12 +9,12 @@ import HeartRateProfile
 /// notification, and contact is reported as detected.
 ///
 /// Same seed, same stream. A value type: one per simulated strap.
-public struct SimulatedHeartRateSignal: Sendable {
-    public var baseBPM: Double
+package struct SimulatedHeartRateSignal: Sendable {
+    package var baseBPM: Double
     /// Energy Expended is included in every N-th notification (0: never).
-    public var sendEnergyEvery: Int
+    package var sendEnergyEvery: Int
     /// Energy spent per minute, kJ.
-    public var kilojoulesPerMinute: Double
+    package var kilojoulesPerMinute: Double
 
     private var rng: UInt64
     private var t = 0.0
@@ -23,7 +23,7 @@ public struct SimulatedHeartRateSignal: Sendable {
     private var energy = 0.0
     private var sent = 0
 
-    public init(seed: UInt64 = 1, baseBPM: Double = 72, sendEnergyEvery: Int = 10, kilojoulesPerMinute: Double = 30) {
+    package init(seed: UInt64 = 1, baseBPM: Double = 72, sendEnergyEvery: Int = 10, kilojoulesPerMinute: Double = 30) {
         self.baseBPM = baseBPM
         self.sendEnergyEvery = sendEnergyEvery
         self.kilojoulesPerMinute = kilojoulesPerMinute
@@ -42,7 +42,7 @@ public struct SimulatedHeartRateSignal: Sendable {
     }
 
     /// The notification sent `elapsed` seconds after the previous one (straps send ~1 per second).
-    public mutating func next(elapsed: Double = 1) -> HeartRateMeasurement {
+    package mutating func next(elapsed: Double = 1) -> HeartRateMeasurement {
         var rr = RRTicks()
         var remaining = elapsed
         while untilNextBeat <= remaining {
@@ -67,7 +67,7 @@ extension SimulatedPeripheral {
     /// Notifies `measurement` (encoded) if the client subscribed on this connection.
     /// - Returns: whether it was sent.
     @discardableResult
-    public func notifyHeartRate(_ measurement: HeartRateMeasurement) -> Bool {
+    package func notifyHeartRate(_ measurement: HeartRateMeasurement) -> Bool {
         notifyHeartRate(measurement.encode())
     }
 }

@@ -2,9 +2,9 @@ import GATT
 
 /// How a simulated heart-rate strap looks: its strings, optional characteristics and handle
 /// layout.
-public struct SimulatedStrapConfiguration: Sendable {
+package struct SimulatedStrapConfiguration: Sendable {
     /// Handle layouts seen on real devices (discovery must cope with every one).
-    public enum Layout: Sendable, Hashable {
+    package enum Layout: Sendable, Hashable {
         /// Heart Rate first from handle 1, then Device Information, then Battery (with notify).
         case compact
         /// A Polar H7's ranges as `gatttool primary` showed them: 1800 at 0x0001–0x000B, 1801 at
@@ -16,29 +16,29 @@ public struct SimulatedStrapConfiguration: Sendable {
         case script
     }
 
-    public var layout: Layout = .compact
-    public var name: String = "HealthGate Sim HR"
-    public var manufacturer: String? = "HealthGate"
-    public var model: String? = "SIM-HR1"
-    public var serialNumber: String? = "0001"
-    public var hardwareRevision: String? = "1.0"
-    public var firmwareRevision: String? = "2.3.4"
-    public var softwareRevision: String? = "5.6"
+    package var layout: Layout = .compact
+    package var name: String = "HealthGate Sim HR"
+    package var manufacturer: String? = "HealthGate"
+    package var model: String? = "SIM-HR1"
+    package var serialNumber: String? = "0001"
+    package var hardwareRevision: String? = "1.0"
+    package var firmwareRevision: String? = "2.3.4"
+    package var softwareRevision: String? = "5.6"
     /// Body Sensor Location value (nil: no 0x2A38).
-    public var bodySensorLocation: UInt8? = 1
+    package var bodySensorLocation: UInt8? = 1
     /// Battery level in percent (nil: no Battery service).
-    public var batteryLevel: UInt8? = 87
+    package var batteryLevel: UInt8? = 87
     /// Whether the strap has a Heart Rate Control Point (0x2A39). It accepts 0x01 and answers
     /// anything else with 0x80 (Control Point Not Supported).
-    public var controlPoint = true
+    package var controlPoint = true
 
-    public init() {}
+    package init() {}
 }
 
 extension SimulatedPeripheral {
     /// A simulated heart-rate strap: Heart Rate (0x180D: 0x2A37 notify + CCCD, 0x2A38, 0x2A39),
     /// Device Information (0x180A) and Battery (0x180F), laid out as `configuration.layout`.
-    public static func heartRateStrap(_ configuration: SimulatedStrapConfiguration = SimulatedStrapConfiguration(),
+    package static func heartRateStrap(_ configuration: SimulatedStrapConfiguration = SimulatedStrapConfiguration(),
                                       serverMTU: UInt16 = attDefaultMTU) -> SimulatedPeripheral {
         let c = configuration
         func utf8(_ s: String?) -> [UInt8]? { s.map { Array($0.utf8) } }
@@ -96,5 +96,5 @@ extension SimulatedPeripheral {
     /// Notifies a Heart Rate Measurement payload, if the client subscribed on this connection.
     /// - Returns: whether it was sent.
     @discardableResult
-    public func notifyHeartRate(_ payload: [UInt8]) -> Bool { notify(0x2A37, value: payload) }
+    package func notifyHeartRate(_ payload: [UInt8]) -> Bool { notify(0x2A37, value: payload) }
 }

@@ -16,38 +16,38 @@ import Synchronization
 /// per-strap notification counts and times to check what the daemon stored.
 ///
 /// Thread rules: a `Sendable` class; every method may be called from any thread.
-public final class SimulatedLoad: Sendable {
+package final class SimulatedLoad: Sendable {
     /// One simulated strap: its name (the `[[strap]] name` of the configuration), the socket
     /// it is served on and the peripheral behind it.
-    public struct Strap: Sendable {
+    package struct Strap: Sendable {
         /// `Sim Strap N`.
-        public let name: String
+        package let name: String
         /// The Unix-domain socket path.
-        public let socketPath: String
+        package let socketPath: String
         /// The ATT server.
-        public let peripheral: SimulatedPeripheral
+        package let peripheral: SimulatedPeripheral
     }
 
     /// One simulated pedometer: its name and the pty path the daemon opens.
-    public struct Pedometer: Sendable {
+    package struct Pedometer: Sendable {
         /// `Sim Pedometer N`.
-        public let name: String
+        package let name: String
         /// `/dev/pts/N`.
-        public var path: String { device.path }
+        package var path: String { device.path }
         /// The pty writer.
-        public let device: SimulatedPedometer
+        package let device: SimulatedPedometer
     }
 
     /// The directory holding the sockets.
-    public let directory: String
+    package let directory: String
     /// The straps, in order.
-    public let straps: [Strap]
+    package let straps: [Strap]
     /// The pedometers, in order.
-    public let pedometers: [Pedometer]
+    package let pedometers: [Pedometer]
     /// Notifications per second per strap.
-    public let rate: Double
+    package let rate: Double
     /// Time between pedometer readings.
-    public let pedometerInterval: Duration
+    package let pedometerInterval: Duration
 
     private struct Sent {
         var count = 0
@@ -67,7 +67,7 @@ public final class SimulatedLoad: Sendable {
     ///   - rate: notifications per second per strap (a real strap sends about 1).
     ///   - pedometerInterval: time between readings of each pedometer.
     /// - Throws: ``ATTBearerError`` or `POSIXError` when a socket or pty cannot be made.
-    public init(directory: String, straps: Int, rate: Double = 1, pedometers: Int,
+    package init(directory: String, straps: Int, rate: Double = 1, pedometers: Int,
                 pedometerInterval: Duration = .seconds(1)) throws {
         precondition(rate > 0, "rate must be positive")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -104,7 +104,7 @@ public final class SimulatedLoad: Sendable {
     /// Starts the pedometers' writers and one driver thread that notifies every subscribed
     /// strap at ``rate`` (each strap its own seeded signal: RR intervals matching the bpm,
     /// Energy Expended every tenth notification).
-    public func start() {
+    package func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for p in pedometers { p.device.start(interval: pedometerInterval) }
         let thread = Thread { [self] in
@@ -135,7 +135,7 @@ public final class SimulatedLoad: Sendable {
 
     /// Stops sending, closes every strap link and socket (the files are removed) and stops the
     /// pedometers. The ptys stay open until the load is released. Idempotent.
-    public func stop() {
+    package func stop() {
         let wasRunning = running.exchange(false, ordering: .acquiringAndReleasing)
         // Links first: a driver blocked in send (a daemon that stopped reading) wakes with EPIPE.
         for l in listeners.withLock({ l in defer { l = l.map { _ in nil } }; return l }) { l?.close() }
@@ -147,7 +147,7 @@ public final class SimulatedLoad: Sendable {
     // MARK: Straps going away and coming back
 
     /// Strap `index` walks away: its socket file is removed and its link closed.
-    public func takeDown(strap index: Int) {
+    package func takeDown(strap index: Int) {
         let l = listeners.withLock { l in defer { l[index] = nil }; return l[index] }
         l?.close()
         straps[index].peripheral.disconnect()
@@ -155,7 +155,7 @@ public final class SimulatedLoad: Sendable {
 
     /// Strap `index` comes back: it listens on its socket path again.
     /// - Throws: ``ATTBearerError`` when the socket cannot be set up.
-    public func bringBack(strap index: Int) throws {
+    package func bringBack(strap index: Int) throws {
         let l = try straps[index].peripheral.listen(onUnixSocket: straps[index].socketPath)
         let old = listeners.withLock { all in defer { all[index] = l }; return all[index] }
         old?.close()
@@ -164,14 +164,14 @@ public final class SimulatedLoad: Sendable {
     // MARK: What was sent
 
     /// Notifications strap `index` has sent (only subscribed links count).
-    public func sentCount(strap index: Int) -> Int { sent.withLock { $0[index].count } }
+    package func sentCount(strap index: Int) -> Int { sent.withLock { $0[index].count } }
 
     /// Notifications sent by all straps.
-    public var totalSent: Int { sent.withLock { $0.reduce(0) { $0 + $1.count } } }
+    package var totalSent: Int { sent.withLock { $0.reduce(0) { $0 + $1.count } } }
 
     /// Notifications strap `index` had sent before `time` (exact while `time` lies within its
     /// last 2,048 notifications).
-    public func sentCount(strap index: Int, before time: Date) -> Int {
+    package func sentCount(strap index: Int, before time: Date) -> Int {
         let t = time.timeIntervalSince1970
         return sent.withLock { all in
             let s = all[index]
@@ -180,12 +180,12 @@ public final class SimulatedLoad: Sendable {
     }
 
     /// Whether strap `index` has a client subscribed to Heart Rate Measurement right now.
-    public func isSubscribed(strap index: Int) -> Bool {
+    package func isSubscribed(strap index: Int) -> Bool {
         straps[index].peripheral.notificationsEnabled(BluetoothUUID(HeartRateUUIDs.heartRateMeasurement))
     }
 
     /// How many straps have a client subscribed to Heart Rate Measurement right now.
-    public var subscribedStraps: Int { straps.indices.reduce(0) { $0 + (isSubscribed(strap: $1) ? 1 : 0) } }
+    package var subscribedStraps: Int { straps.indices.reduce(0) { $0 + (isSubscribed(strap: $1) ? 1 : 0) } }
 
     // MARK: Configuration for `healthgate run`
 
@@ -194,7 +194,7 @@ public final class SimulatedLoad: Sendable {
     /// `flushIntervalMs`, spill on overflow).
     /// - Parameters:
     ///   - databasePath: written as `[store] path` when given (otherwise `--db` decides).
-    public func configuration(databasePath: String? = nil, flushIntervalMs: Int = 250, statusInterval: Int = 60) -> String {
+    package func configuration(databasePath: String? = nil, flushIntervalMs: Int = 250, statusInterval: Int = 60) -> String {
         func quoted(_ s: String) -> String {
             "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }

@@ -12,24 +12,24 @@ import Platform
 /// skip.
 ///
 /// Thread rules: ``start(interval:)`` runs a writer thread; ``stop()`` ends it. Any thread.
-public final class SimulatedPedometer: Sendable {
+package final class SimulatedPedometer: Sendable {
     /// The tty path the gateway opens.
-    public let path: String
+    package let path: String
     private let master: Int32
     private let slaveKeepAlive: Int32
     private let running = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
     /// Steps the device has counted so far.
-    public var steps: UInt64 { counted.load(ordering: .relaxed) }
+    package var steps: UInt64 { counted.load(ordering: .relaxed) }
     private let counted = Atomic<UInt64>(0)
     /// Lines written (good and garbage).
-    public var linesWritten: Int { written.load(ordering: .relaxed) }
+    package var linesWritten: Int { written.load(ordering: .relaxed) }
     private let written = Atomic<Int>(0)
     private let masterOpen = Atomic<Bool>(true)
 
     /// Opens a pty pair.
     /// - Throws: `POSIXError` when the kernel has no ptys left.
-    public init() throws {
+    package init() throws {
         var m: Int32 = -1
         var s: Int32 = -1
         var name = [CChar](repeating: 0, count: 128)
@@ -53,13 +53,13 @@ public final class SimulatedPedometer: Sendable {
 
     /// Closes the far end, as when a USB-serial adapter is pulled: the gateway's port sees a
     /// hangup. Stop the writer thread first. Idempotent; nothing can be written afterwards.
-    public func unplug() {
+    package func unplug() {
         if masterOpen.exchange(false, ordering: .acquiringAndReleasing) { Glibc.close(master) }
     }
 
     /// Writes one raw line (a newline is appended).
     @discardableResult
-    public func writeLine(_ line: String) -> Bool {
+    package func writeLine(_ line: String) -> Bool {
         guard masterOpen.load(ordering: .acquiring) else { return false }
         let bytes = Array((line + "\n").utf8)
         let n = bytes.withUnsafeBytes { Glibc.write(master, $0.baseAddress, $0.count) }
@@ -69,7 +69,7 @@ public final class SimulatedPedometer: Sendable {
 
     /// Starts printing a reading every `interval`: a walking pace of 1–3 steps per reading,
     /// mostly JSON lines, every fifth as `steps:N,seq:M` pairs, and a garbage line now and then.
-    public func start(interval: Duration = .milliseconds(500)) {
+    package func start(interval: Duration = .milliseconds(500)) {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
             // Like firmware on a UART, the writer never waits for a reader: while nobody drains
@@ -101,7 +101,7 @@ public final class SimulatedPedometer: Sendable {
     }
 
     /// Stops the writer thread (if started) and waits for it.
-    public func stop() {
+    package func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         done.wait()
     }

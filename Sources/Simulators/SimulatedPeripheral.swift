@@ -3,19 +3,19 @@ import GATT
 import Synchronization
 
 /// One characteristic of a simulated GATT server.
-public struct SimulatedCharacteristic: Sendable {
-    public var uuid: BluetoothUUID
-    public var properties: GATTCharacteristicProperties
+package struct SimulatedCharacteristic: Sendable {
+    package var uuid: BluetoothUUID
+    package var properties: GATTCharacteristicProperties
     /// The value a Read returns (and a Write replaces, unless ``onWrite`` says otherwise).
-    public var value: [UInt8]
+    package var value: [UInt8]
     /// Whether the server adds a CCCD (defaults to: notifies or indicates).
-    public var hasCCCD: Bool
+    package var hasCCCD: Bool
     /// Extra descriptors after the CCCD, such as 0x2901 User Description.
-    public var extraDescriptors: [(uuid: BluetoothUUID, value: [UInt8])]
+    package var extraDescriptors: [(uuid: BluetoothUUID, value: [UInt8])]
     /// Answers a Write Request: return nil to accept (the value is stored), or an ATT error.
-    public var onWrite: (@Sendable ([UInt8]) -> ATTErrorCode?)?
+    package var onWrite: (@Sendable ([UInt8]) -> ATTErrorCode?)?
 
-    public init(_ uuid: BluetoothUUID, properties: GATTCharacteristicProperties, value: [UInt8] = [],
+    package init(_ uuid: BluetoothUUID, properties: GATTCharacteristicProperties, value: [UInt8] = [],
                 hasCCCD: Bool? = nil, extraDescriptors: [(uuid: BluetoothUUID, value: [UInt8])] = [],
                 onWrite: (@Sendable ([UInt8]) -> ATTErrorCode?)? = nil) {
         self.uuid = uuid
@@ -28,14 +28,14 @@ public struct SimulatedCharacteristic: Sendable {
 }
 
 /// One primary service of a simulated GATT server.
-public struct SimulatedService: Sendable {
-    public var uuid: BluetoothUUID
-    public var characteristics: [SimulatedCharacteristic]
+package struct SimulatedService: Sendable {
+    package var uuid: BluetoothUUID
+    package var characteristics: [SimulatedCharacteristic]
     /// Unused handles left after the service's last attribute (its end handle covers them),
     /// to model real devices whose ranges have holes.
-    public var trailingGap: UInt16
+    package var trailingGap: UInt16
 
-    public init(_ uuid: BluetoothUUID, trailingGap: UInt16 = 0, _ characteristics: [SimulatedCharacteristic]) {
+    package init(_ uuid: BluetoothUUID, trailingGap: UInt16 = 0, _ characteristics: [SimulatedCharacteristic]) {
         self.uuid = uuid
         self.characteristics = characteristics
         self.trailingGap = trailingGap
@@ -43,33 +43,33 @@ public struct SimulatedService: Sendable {
 }
 
 /// One attribute in the server's flat table.
-public struct SimulatedAttribute: Sendable, Hashable {
-    public var handle: UInt16
-    public var type: BluetoothUUID
-    public var value: [UInt8]
+package struct SimulatedAttribute: Sendable, Hashable {
+    package var handle: UInt16
+    package var type: BluetoothUUID
+    package var value: [UInt8]
     /// For a service declaration: the group's end handle.
-    public var groupEnd: UInt16?
+    package var groupEnd: UInt16?
 }
 
 /// Who sent a PDU in a ``SimulatedPeripheral/transcript``.
-public enum TranscriptDirection: String, Sendable, Hashable {
+package enum TranscriptDirection: String, Sendable, Hashable {
     case clientToServer = "C->S"
     case serverToClient = "S->C"
 }
 
 /// One PDU in a transcript, as exact wire bytes.
-public struct TranscriptEntry: Sendable, Hashable, CustomStringConvertible {
-    public var direction: TranscriptDirection
-    public var bytes: [UInt8]
-    public init(_ direction: TranscriptDirection, _ bytes: [UInt8]) { self.direction = direction; self.bytes = bytes }
+package struct TranscriptEntry: Sendable, Hashable, CustomStringConvertible {
+    package var direction: TranscriptDirection
+    package var bytes: [UInt8]
+    package init(_ direction: TranscriptDirection, _ bytes: [UInt8]) { self.direction = direction; self.bytes = bytes }
     /// `C->S 10 0100 ffff 0028`-style text: opcode, then the parameters as one hex run.
-    public var description: String {
+    package var description: String {
         "\(direction.rawValue) " + bytes.map { String(format: "%02x", $0) }.joined()
     }
 }
 
 /// A scripted fault the server applies to matching requests.
-public enum SimulatedFault: Sendable, Hashable {
+package enum SimulatedFault: Sendable, Hashable {
     /// Answer the `n`-th (1-based) request with this opcode with an Error Response.
     case error(ATTErrorCode, opcode: ATTOpcode, occurrence: Int = 1)
     /// Close the link instead of answering the `n`-th request with this opcode.
@@ -90,11 +90,11 @@ public enum SimulatedFault: Sendable, Hashable {
 /// Thread rules: a `Sendable` class; every method may be called from any thread. Each
 /// connection's requests are served on its own thread. One connection at a time, like most
 /// straps: a new connection (``serve(_:)``) closes the previous link.
-public final class SimulatedPeripheral: Sendable {
+package final class SimulatedPeripheral: Sendable {
     /// The attribute table, in handle order.
-    public let attributes: [SimulatedAttribute]
+    package let attributes: [SimulatedAttribute]
     /// The MTU this server answers an Exchange MTU with.
-    public let serverMTU: UInt16
+    package let serverMTU: UInt16
 
     private struct State {
         var values: [UInt16: [UInt8]] = [:]
@@ -119,7 +119,7 @@ public final class SimulatedPeripheral: Sendable {
     ///   - firstHandle: the first service declaration's handle (real devices start at 1; the
     ///     byte script in heart-rate-profile.md §6 starts its HR service at 0x000C).
     ///   - serverMTU: the MTU answered to Exchange MTU.
-    public init(services: [SimulatedService], firstHandle: UInt16 = 1, serverMTU: UInt16 = attDefaultMTU) {
+    package init(services: [SimulatedService], firstHandle: UInt16 = 1, serverMTU: UInt16 = attDefaultMTU) {
         var attrs: [SimulatedAttribute] = []
         var handlers: [UInt16: @Sendable ([UInt8]) -> ATTErrorCode?] = [:]
         var readable = Set<UInt16>(), writable = Set<UInt16>(), cccds = Set<UInt16>()
@@ -169,7 +169,7 @@ public final class SimulatedPeripheral: Sendable {
     /// Connects a new client over `socketpair(AF_UNIX, SOCK_SEQPACKET)`: real ATT bytes on a
     /// real socket.
     /// - Throws: ``ATTBearerError`` when the socket pair cannot be made.
-    public func connectSocketPair() throws -> SocketATTBearer {
+    package func connectSocketPair() throws -> SocketATTBearer {
         let (client, server) = try SocketATTBearer.makeSocketPair()
         serve(server)
         return client
@@ -177,7 +177,7 @@ public final class SimulatedPeripheral: Sendable {
 
     /// Serves one connection over `bearer` (the server's end) on a new thread. CCCDs start
     /// at 0; the previous connection, if any, is closed.
-    public func serve(_ bearer: any ATTBearer) {
+    package func serve(_ bearer: any ATTBearer) {
         let previous = state.withLock { s -> (any ATTBearer)? in
             let p = s.bearer
             s.bearer = bearer
@@ -193,45 +193,45 @@ public final class SimulatedPeripheral: Sendable {
     }
 
     /// Closes the current link (the peripheral "walks away").
-    public func disconnect() {
+    package func disconnect() {
         let b = state.withLock { s -> (any ATTBearer)? in defer { s.bearer = nil }; return s.bearer }
         b?.close()
     }
 
     /// How many connections were served.
-    public var connectionCount: Int { state.withLock { $0.connections } }
+    package var connectionCount: Int { state.withLock { $0.connections } }
 
     // MARK: Inspection and faults
 
     /// Every PDU of every connection so far, in order, as exact bytes.
-    public var transcript: [TranscriptEntry] { state.withLock { $0.transcript } }
+    package var transcript: [TranscriptEntry] { state.withLock { $0.transcript } }
 
     /// Forgets the transcript.
-    public func clearTranscript() { state.withLock { $0.transcript.removeAll() } }
+    package func clearTranscript() { state.withLock { $0.transcript.removeAll() } }
 
     /// Whether PDUs are appended to ``transcript`` (on by default). A peripheral that runs for
     /// hours (`healthgate simulate`) turns it off so its memory stays flat.
-    public var recordsTranscript: Bool {
+    package var recordsTranscript: Bool {
         get { state.withLock { $0.recordsTranscript } }
         set { state.withLock { $0.recordsTranscript = newValue; if !newValue { $0.transcript.removeAll() } } }
     }
 
     /// Adds a fault to apply to future requests.
-    public func inject(_ fault: SimulatedFault) { state.withLock { $0.faults.append(fault) } }
+    package func inject(_ fault: SimulatedFault) { state.withLock { $0.faults.append(fault) } }
 
     /// The current value of the attribute at `handle`.
-    public func value(at handle: UInt16) -> [UInt8]? { state.withLock { $0.values[handle] } }
+    package func value(at handle: UInt16) -> [UInt8]? { state.withLock { $0.values[handle] } }
 
     /// Replaces a value (for example a new battery level) without notifying.
-    public func setValue(_ value: [UInt8], at handle: UInt16) { state.withLock { $0.values[handle] = value } }
+    package func setValue(_ value: [UInt8], at handle: UInt16) { state.withLock { $0.values[handle] = value } }
 
     /// The value handle of the first characteristic with `uuid`.
-    public func valueHandle(of uuid: BluetoothUUID) -> UInt16? {
+    package func valueHandle(of uuid: BluetoothUUID) -> UInt16? {
         attributes.first { $0.type == uuid && $0.groupEnd == nil && !isDeclaration($0) }?.handle
     }
 
     /// The CCCD handle of the first characteristic with `uuid`.
-    public func cccdHandle(of uuid: BluetoothUUID) -> UInt16? {
+    package func cccdHandle(of uuid: BluetoothUUID) -> UInt16? {
         guard let v = valueHandle(of: uuid),
               let next = attributes.first(where: { $0.handle == v + 1 }),
               next.type == .clientCharacteristicConfiguration else { return nil }
@@ -239,7 +239,7 @@ public final class SimulatedPeripheral: Sendable {
     }
 
     /// Whether the client has enabled notifications for `uuid` on the current connection.
-    public func notificationsEnabled(_ uuid: BluetoothUUID) -> Bool {
+    package func notificationsEnabled(_ uuid: BluetoothUUID) -> Bool {
         guard let c = cccdHandle(of: uuid) else { return false }
         return (state.withLock { $0.values[c] }?.first ?? 0) & 0x01 != 0
     }
@@ -249,7 +249,7 @@ public final class SimulatedPeripheral: Sendable {
     /// Sends a notification of `uuid`'s value if the client enabled it on this connection.
     /// - Returns: whether it was sent.
     @discardableResult
-    public func notify(_ uuid: BluetoothUUID, value: [UInt8]) -> Bool {
+    package func notify(_ uuid: BluetoothUUID, value: [UInt8]) -> Bool {
         guard notificationsEnabled(uuid) else { return false }
         return forceNotify(uuid, value: value)
     }
@@ -258,7 +258,7 @@ public final class SimulatedPeripheral: Sendable {
     /// that notifies before the client subscribed.
     /// - Returns: whether a link was up to send it on.
     @discardableResult
-    public func forceNotify(_ uuid: BluetoothUUID, value: [UInt8]) -> Bool {
+    package func forceNotify(_ uuid: BluetoothUUID, value: [UInt8]) -> Bool {
         guard let h = valueHandle(of: uuid) else { return false }
         return sendRaw(ATTPDU.handleValueNotification(handle: h, value: value).encode())
     }
@@ -266,7 +266,7 @@ public final class SimulatedPeripheral: Sendable {
     /// Sends an indication of `uuid`'s value (the client must confirm it).
     /// - Returns: whether a link was up to send it on.
     @discardableResult
-    public func indicate(_ uuid: BluetoothUUID, value: [UInt8]) -> Bool {
+    package func indicate(_ uuid: BluetoothUUID, value: [UInt8]) -> Bool {
         guard let h = valueHandle(of: uuid) else { return false }
         return sendRaw(ATTPDU.handleValueIndication(handle: h, value: value).encode())
     }
@@ -274,7 +274,7 @@ public final class SimulatedPeripheral: Sendable {
     /// Sends arbitrary bytes to the client (recorded in the transcript).
     /// - Returns: whether a link was up to send it on.
     @discardableResult
-    public func sendRaw(_ bytes: [UInt8]) -> Bool {
+    package func sendRaw(_ bytes: [UInt8]) -> Bool {
         guard let b = state.withLock({ $0.bearer }) else { return false }
         return send(bytes, on: b)
     }

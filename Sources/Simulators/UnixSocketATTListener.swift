@@ -14,9 +14,9 @@ import Platform
 ///
 /// ``close()`` stops accepting and removes the socket file, so the path "goes away" like a
 /// strap walking off; a new listener on the same path brings it back.
-public final class UnixSocketATTListener: Sendable {
+package final class UnixSocketATTListener: Sendable {
     /// The socket's path.
-    public let path: String
+    package let path: String
     private let fd: Int32
     private let wake: WakePipe
     private let closed = Atomic<Bool>(false)
@@ -25,7 +25,7 @@ public final class UnixSocketATTListener: Sendable {
     /// Listens at `path` (a stale socket file there is replaced) and accepts on a thread of its
     /// own, calling `onConnection` for each client.
     /// - Throws: ``ATTBearerError`` when the socket cannot be made, bound or listened on.
-    public init(path: String, onConnection: @escaping @Sendable (SocketATTBearer) -> Void) throws {
+    package init(path: String, onConnection: @escaping @Sendable (SocketATTBearer) -> Void) throws {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -79,7 +79,7 @@ public final class UnixSocketATTListener: Sendable {
     /// Stops accepting, waits for the accepting thread and removes the socket file. Connections
     /// already handed out stay up (close them through their handler, e.g.
     /// ``SimulatedPeripheral/disconnect()``). Idempotent.
-    public func close() {
+    package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         unlink(path)
         wake.poke()   // wakes the accepting thread's poll
@@ -93,7 +93,7 @@ extension SimulatedPeripheral {
     /// a fresh connection (CCCDs reset, the previous link closed), as a strap that allows one
     /// central at a time.
     /// - Throws: ``ATTBearerError`` when the socket cannot be set up.
-    public func listen(onUnixSocket path: String) throws -> UnixSocketATTListener {
+    package func listen(onUnixSocket path: String) throws -> UnixSocketATTListener {
         try UnixSocketATTListener(path: path) { [self] bearer in serve(bearer) }
     }
 }

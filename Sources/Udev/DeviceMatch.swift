@@ -1,6 +1,6 @@
 /// A rule saying which tty devices are pedometers. Configuration lists rules; a device is a
 /// pedometer when any rule matches. There is deliberately no "every tty" rule.
-public enum DeviceMatch: Sendable, Hashable, Codable, CustomStringConvertible {
+package enum DeviceMatch: Sendable, Hashable, Codable, CustomStringConvertible {
     /// USB vendor and product id (`1d50:6120`), compared case-insensitively.
     case usbID(vendor: String, product: String)
     /// USB serial number (`serial:PED0001`), exact.
@@ -13,7 +13,7 @@ public enum DeviceMatch: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Parses `vid:pid` (four hex digits each, also written `usb:vid:pid`), `serial:S`,
     /// `by-id:PATH` (or a path under /dev/serial/by-id/), or `tag:T`.
     /// - Throws: ``DeviceMatchError`` naming the accepted forms.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         // ASCII only: `isHexDigit` also takes full-width digits, which no udev id ever has.
         func hex4(_ s: Substring) -> Bool { s.count == 4 && s.allSatisfy { $0.isASCII && $0.isHexDigit } }
         if text.hasPrefix("serial:"), text.count > 7 { self = .serial(String(text.dropFirst(7))); return }
@@ -31,7 +31,7 @@ public enum DeviceMatch: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// True when `device` matches this rule.
-    public func matches(_ device: TTYDevice) -> Bool {
+    package func matches(_ device: TTYDevice) -> Bool {
         switch self {
         case .usbID(let v, let p):
             return device.vendorID?.lowercased() == v && device.modelID?.lowercased() == p
@@ -46,7 +46,7 @@ public enum DeviceMatch: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// The rule in the form ``init(parsing:)`` reads.
-    public var description: String {
+    package var description: String {
         switch self {
         case .usbID(let v, let p): "\(v):\(p)"
         case .serial(let s): "serial:\(s)"
@@ -58,14 +58,14 @@ public enum DeviceMatch: Sendable, Hashable, Codable, CustomStringConvertible {
 
 extension Sequence where Element == DeviceMatch {
     /// The first rule matching `device`, or nil (an empty rule list matches nothing).
-    public func firstMatch(_ device: TTYDevice) -> DeviceMatch? { first { $0.matches(device) } }
+    package func firstMatch(_ device: TTYDevice) -> DeviceMatch? { first { $0.matches(device) } }
 }
 
 /// A match rule that does not parse.
-public struct DeviceMatchError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct DeviceMatchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The text given.
-    public let text: String
-    public var description: String {
+    package let text: String
+    package var description: String {
         "\"\(text)\" is not a device match: use VID:PID (e.g. 1d50:6120), serial:SERIAL, tag:TAG or by-id:/dev/serial/by-id/NAME"
     }
 }

@@ -11,9 +11,9 @@ import Foundation
 /// 4. the device node, links resolved (`/dev/ttyS0`; a built-in UART or a pty).
 ///
 /// Everything comes from sysfs, so the id is the same with or without a udev daemon.
-public struct PedometerIdentity: Sendable, Hashable {
+package struct PedometerIdentity: Sendable, Hashable {
     /// Which rule gave the id.
-    public enum Basis: String, Sendable, Hashable, Codable {
+    package enum Basis: String, Sendable, Hashable, Codable {
         /// Given by hand.
         case given
         /// The USB serial number.
@@ -25,18 +25,18 @@ public struct PedometerIdentity: Sendable, Hashable {
     }
 
     /// The id.
-    public var id: String
+    package var id: String
     /// Which rule gave it.
-    public var basis: Basis
+    package var basis: Basis
     /// The ids earlier versions of HealthGate kept this device's counter state under, newest rule
     /// first (`serial watch` used the by-id link name or the kernel name, `run` the device path):
     /// their state is carried over to ``id`` once (docs/ingestion.md, "Pedometer ids").
-    public var legacyIDs: [String]
+    package var legacyIDs: [String]
     /// The USB device, when there is one.
-    public var usb: USBPort?
+    package var usb: USBPort?
 
     /// Creates an identity by hand.
-    public init(id: String, basis: Basis, legacyIDs: [String] = [], usb: USBPort? = nil) {
+    package init(id: String, basis: Basis, legacyIDs: [String] = [], usb: USBPort? = nil) {
         self.id = id
         self.basis = basis
         self.legacyIDs = legacyIDs
@@ -48,7 +48,7 @@ public struct PedometerIdentity: Sendable, Hashable {
     ///   - given: an id given by hand; it wins, and nothing is migrated to it.
     ///   - sysfs: where to read the device tree.
     ///   - byIDDirectory: where udev's by-id links live (an old `serial watch` id was a link's name).
-    public static func resolve(path: String, given: String? = nil, sysfs: Sysfs = .system,
+    package static func resolve(path: String, given: String? = nil, sysfs: Sysfs = .system,
                                byIDDirectory: String = "/dev/serial/by-id") -> PedometerIdentity {
         let tty = sysfs.tty(node: path)
         if let given, !given.isEmpty { return PedometerIdentity(id: given, basis: .given, usb: tty?.usb) }
@@ -78,7 +78,7 @@ public struct PedometerIdentity: Sendable, Hashable {
     }
 
     /// The rule itself, on what is known of a device (see the type's documentation).
-    public static func choose(serial: String?, usbPort: String?, node: String) -> PedometerIdentity {
+    package static func choose(serial: String?, usbPort: String?, node: String) -> PedometerIdentity {
         if let serial, !udevSafe(serial).isEmpty { return PedometerIdentity(id: udevSafe(serial), basis: .usbSerial) }
         if let usbPort, !usbPort.isEmpty { return PedometerIdentity(id: usbPort, basis: .usbPort) }
         return PedometerIdentity(id: node, basis: .node)
@@ -86,7 +86,7 @@ public struct PedometerIdentity: Sendable, Hashable {
 
     /// A serial number as udev writes it in `ID_SERIAL_SHORT`: whitespace trimmed, runs of it
     /// made one `_`, and anything but letters, digits and `#+-.:=@_` replaced by `_`.
-    public static func udevSafe(_ s: String) -> String {
+    package static func udevSafe(_ s: String) -> String {
         var out = ""
         var pendingSpace = false
         for ch in s.trimmingCharacters(in: .whitespacesAndNewlines) {

@@ -5,18 +5,18 @@ import Foundation
 
 /// Where the kernel's device tree is mounted (`/sys`), read directly: it works with or without a
 /// udev daemon, and a test (or a chroot) can point it at a tree of its own.
-public struct Sysfs: Sendable, Hashable {
+package struct Sysfs: Sendable, Hashable {
     /// The mount point (`/sys`).
-    public var root: String
+    package var root: String
 
     /// The environment variable that moves ``system`` elsewhere (tests and chroots only).
-    public static let rootVariable = "HEALTHGATE_SYSFS_ROOT"
+    package static let rootVariable = "HEALTHGATE_SYSFS_ROOT"
 
     /// A tree at `root`.
-    public init(root: String = "/sys") { self.root = root }
+    package init(root: String = "/sys") { self.root = root }
 
     /// `/sys`, or `$HEALTHGATE_SYSFS_ROOT` when set.
-    public static var system: Sysfs {
+    package static var system: Sysfs {
         let env = ProcessInfo.processInfo.environment[rootVariable].flatMap { $0.isEmpty ? nil : $0 }
         return Sysfs(root: env ?? "/sys")
     }
@@ -24,7 +24,7 @@ public struct Sysfs: Sendable, Hashable {
     /// The tty behind a device node or a link to one (`/dev/ttyUSB0`, `/dev/serial/by-id/…`), found
     /// by its device number as libudev does (`/sys/dev/char/MAJOR:MINOR`), else by its kernel
     /// name (`/sys/class/tty/NAME`). Nil when the path is no character device sysfs knows.
-    public func tty(node path: String) -> SysfsTTY? {
+    package func tty(node path: String) -> SysfsTTY? {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFCHR else { return nil }
         let dev = UInt64(st.st_rdev)
@@ -39,14 +39,14 @@ public struct Sysfs: Sendable, Hashable {
     }
 
     /// The tty named `name` (`ttyUSB0`) in `/sys/class/tty`, if present.
-    public func tty(name: String) -> SysfsTTY? {
+    package func tty(name: String) -> SysfsTTY? {
         let dir = "\(root)/class/tty/\(name)"
         guard FileManager.default.fileExists(atPath: dir) else { return nil }
         return SysfsTTY(classDirectory: Self.resolve(dir), sysfs: self)
     }
 
     /// Every tty in `/sys/class/tty`, sorted by name.
-    public func ttys() -> [SysfsTTY] {
+    package func ttys() -> [SysfsTTY] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/class/tty")) ?? []
         return names.sorted { $0.localizedStandardCompare($1) == .orderedAscending }.compactMap { tty(name: $0) }
     }
@@ -55,14 +55,14 @@ public struct Sysfs: Sendable, Hashable {
 }
 
 /// One tty's entry in sysfs, and the USB device above it when there is one.
-public struct SysfsTTY: Sendable, Hashable {
+package struct SysfsTTY: Sendable, Hashable {
     /// The tty's class directory (`/sys/devices/…/ttyUSB0/tty/ttyUSB0`, links resolved).
-    public var classDirectory: String
+    package var classDirectory: String
     /// The kernel name (`ttyUSB0`).
-    public var name: String { (classDirectory as NSString).lastPathComponent }
+    package var name: String { (classDirectory as NSString).lastPathComponent }
     /// The USB port and device the tty belongs to; nil for a tty with no USB parent (a built-in
     /// UART, a virtual console, a pty).
-    public var usb: USBPort?
+    package var usb: USBPort?
 
     init(classDirectory: String, sysfs: Sysfs) {
         self.classDirectory = classDirectory
@@ -71,18 +71,18 @@ public struct SysfsTTY: Sendable, Hashable {
 }
 
 /// The USB device and physical port behind a USB-serial tty, from sysfs.
-public struct USBPort: Sendable, Hashable {
+package struct USBPort: Sendable, Hashable {
     /// USB vendor id, four lowercase hex digits (`idVendor`).
-    public var vendorID: String
+    package var vendorID: String
     /// USB product id (`idProduct`).
-    public var productID: String
+    package var productID: String
     /// The USB serial number (`serial`), trimmed; nil when the device has none (CH340, many PL2303).
-    public var serial: String?
+    package var serial: String?
     /// The physical port, named as udev names it in `/dev/serial/by-path/`
     /// (`pci-0000:00:14.0-usb-0:1.2:1.0-port0`): the host controller, the hub ports down to the
     /// device, the configuration and interface, and the adapter's port number when it has several.
     /// The same socket gives the same path whatever ttyUSB number the kernel hands out.
-    public var path: String
+    package var path: String
 
     /// Reads the USB device above the tty whose class directory is `dir`.
     init?(ttyClassDirectory dir: String, sysfs: Sysfs) {

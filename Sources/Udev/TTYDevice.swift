@@ -2,51 +2,51 @@ import CUdev
 import Foundation
 
 /// A tty device as udev (or, without a udev daemon, sysfs) describes it.
-public struct TTYDevice: Sendable, Hashable, Codable {
+package struct TTYDevice: Sendable, Hashable, Codable {
     /// Kernel name (`ttyUSB0`).
-    public var sysname: String
+    package var sysname: String
     /// Device node (`/dev/ttyUSB0`), when it has one.
-    public var devnode: String?
+    package var devnode: String?
     /// sysfs path (`/sys/devices/…/ttyUSB0`).
-    public var syspath: String
+    package var syspath: String
     /// Every udev property (kernel ones such as `DEVNAME`, and `ID_*` when udevd imported them).
-    public var properties: [String: String]
+    package var properties: [String: String]
     /// udev tags (`systemd`, `healthgate-pedometer`); empty without a udev daemon.
-    public var tags: [String]
+    package var tags: [String]
     /// Symlinks to the node (`/dev/serial/by-id/…`, `/dev/healthgate/pedometer-…`).
-    public var devlinks: [String]
+    package var devlinks: [String]
     /// USB vendor id, four lowercase hex digits (`ID_VENDOR_ID`, else sysfs `idVendor`).
-    public var vendorID: String?
+    package var vendorID: String?
     /// USB product id (`ID_MODEL_ID`, else sysfs `idProduct`).
-    public var modelID: String?
+    package var modelID: String?
     /// USB serial number (`ID_SERIAL_SHORT`, else sysfs `serial`).
-    public var serialShort: String?
+    package var serialShort: String?
     /// Manufacturer string (`ID_VENDOR`, else sysfs `manufacturer`).
-    public var manufacturer: String?
+    package var manufacturer: String?
     /// Product string (`ID_MODEL`, else sysfs `product`).
-    public var product: String?
+    package var product: String?
     /// The kernel driver of the port (`ftdi_sio`, `cdc_acm`, `serial8250`), if any.
-    public var driver: String?
+    package var driver: String?
     /// True when the USB ids came from sysfs because no udev daemon had imported `ID_*`.
-    public var idsFromSysfs: Bool
+    package var idsFromSysfs: Bool
     /// True for a device backed by hardware (it has a parent device); false for virtual
     /// consoles, `ptmx` and `console`.
-    public var hasHardware: Bool
+    package var hasHardware: Bool
     /// The physical USB port the adapter is plugged into, as udev names it in
     /// `/dev/serial/by-path/` (``USBPort/path``); nil without a USB parent.
-    public var usbPortPath: String?
+    package var usbPortPath: String?
 
     /// The `/dev/serial/by-id/…` link, when udevd made one.
-    public var byIDPath: String? { devlinks.first { $0.hasPrefix("/dev/serial/by-id/") } }
+    package var byIDPath: String? { devlinks.first { $0.hasPrefix("/dev/serial/by-id/") } }
 
     /// The device's pedometer id (``PedometerIdentity``'s rule): its USB serial number, else the
     /// physical USB port, else its device node (else its kernel name).
-    public var stableID: String {
+    package var stableID: String {
         PedometerIdentity.choose(serial: serialShort, usbPort: usbPortPath, node: devnode ?? sysname).id
     }
 
     /// Creates a description by hand (tests, captures).
-    public init(sysname: String, devnode: String? = nil, syspath: String = "", properties: [String: String] = [:],
+    package init(sysname: String, devnode: String? = nil, syspath: String = "", properties: [String: String] = [:],
                 tags: [String] = [], devlinks: [String] = [], vendorID: String? = nil, modelID: String? = nil,
                 serialShort: String? = nil, manufacturer: String? = nil, product: String? = nil,
                 driver: String? = nil, idsFromSysfs: Bool = false, hasHardware: Bool = true, usbPortPath: String? = nil) {

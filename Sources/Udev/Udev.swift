@@ -2,7 +2,7 @@ import CUdev
 import Foundation
 
 /// Errors from libudev. Each says what failed and what to do.
-public enum UdevError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum UdevError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `udev_new` failed (out of memory, or /sys is not mounted).
     case unavailable
     /// A monitor could not be created or enabled (netlink refused, e.g. in a restricted sandbox).
@@ -10,7 +10,7 @@ public enum UdevError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No such device in sysfs.
     case noDevice(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unavailable:
             "libudev could not start (is /sys mounted?): serial devices cannot be listed"
@@ -24,12 +24,12 @@ public enum UdevError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// A libudev context. Thread rules: a context and the handles made from it are used by one
 /// thread at a time; make one context per thread that needs one (they are cheap).
-public final class Udev: @unchecked Sendable {
+package final class Udev: @unchecked Sendable {
     let handle: OpaquePointer
 
     /// Creates a context.
     /// - Throws: ``UdevError/unavailable``.
-    public init() throws {
+    package init() throws {
         guard let u = udev_new() else { throw UdevError.unavailable }
         handle = u
     }
@@ -38,7 +38,7 @@ public final class Udev: @unchecked Sendable {
 
     /// True when a udev daemon (systemd-udevd) is running: its database then holds `ID_*`
     /// properties, tags and symlinks, and the `udev` event source works.
-    public var daemonIsRunning: Bool {
+    package var daemonIsRunning: Bool {
         guard let q = udev_queue_new(handle) else { return false }
         defer { udev_queue_unref(q) }
         return udev_queue_get_udev_is_active(q) != 0
@@ -48,7 +48,7 @@ public final class Udev: @unchecked Sendable {
     ///
     /// Without a udev daemon, devices carry kernel properties only; the USB ids then come from
     /// sysfs (``TTYDevice/idsFromSysfs``), and there are no tags or by-id links.
-    public func ttyDevices() throws -> [TTYDevice] {
+    package func ttyDevices() throws -> [TTYDevice] {
         guard let e = udev_enumerate_new(handle) else { throw UdevError.unavailable }
         defer { udev_enumerate_unref(e) }
         udev_enumerate_add_match_subsystem(e, "tty")
@@ -68,7 +68,7 @@ public final class Udev: @unchecked Sendable {
     /// The tty device behind a device node or symlink (`/dev/ttyUSB0`,
     /// `/dev/healthgate/pedometer-PED0001`, `/dev/serial/by-id/…`).
     /// - Throws: ``UdevError/noDevice(_:)`` when it is not a character device known to sysfs.
-    public func device(node path: String) throws -> TTYDevice {
+    package func device(node path: String) throws -> TTYDevice {
         var st = stat()
         guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFCHR,
               let dev = udev_device_new_from_devnum(handle, CChar(UInt8(ascii: "c")), st.st_rdev)
@@ -78,7 +78,7 @@ public final class Udev: @unchecked Sendable {
     }
 
     /// The device at a sysfs path, if it still exists.
-    public func device(syspath: String) -> TTYDevice? {
+    package func device(syspath: String) -> TTYDevice? {
         guard let dev = udev_device_new_from_syspath(handle, syspath) else { return nil }
         defer { udev_device_unref(dev) }
         return TTYDevice(dev)

@@ -7,7 +7,7 @@ import Platform
 #endif
 
 /// Where device events come from.
-public enum UdevEventSource: String, Sendable, Hashable, CaseIterable {
+package enum UdevEventSource: String, Sendable, Hashable, CaseIterable {
     /// Events after udevd applied its rules (permissions, symlinks, `ID_*`, tags are in place).
     case udev
     /// Raw kernel uevents: they work with no udev daemon, carry kernel properties only (the
@@ -16,11 +16,11 @@ public enum UdevEventSource: String, Sendable, Hashable, CaseIterable {
 }
 
 /// A device appearing or going away.
-public struct UdevEvent: Sendable, Hashable {
+package struct UdevEvent: Sendable, Hashable {
     /// `add`, `remove`, `change`, `bind`, `unbind`, `move`.
-    public var action: String
+    package var action: String
     /// The device; for `remove` only what the event carried (the device is gone from sysfs).
-    public var device: TTYDevice
+    package var device: TTYDevice
 }
 
 /// Listens for tty add/remove events on its own thread.
@@ -28,9 +28,9 @@ public struct UdevEvent: Sendable, Hashable {
 /// The source is `udev` when a udev daemon runs, else `kernel` (``source`` says which, so the
 /// caller can log it). Events go to the handler on the monitor's thread, in order.
 /// Thread rules: ``stop()`` may be called from any thread; the handler must not call it.
-public final class UdevMonitor: @unchecked Sendable {
+package final class UdevMonitor: @unchecked Sendable {
     /// The source in use.
-    public let source: UdevEventSource
+    package let source: UdevEventSource
     private let udev: Udev
     private let monitor: OpaquePointer
     private let wake: WakePipe
@@ -40,7 +40,7 @@ public final class UdevMonitor: @unchecked Sendable {
     /// Starts listening for `subsystem` events from `source` (nil: `udev` if a udev daemon runs,
     /// else `kernel`).
     /// - Throws: ``UdevError`` when the netlink socket cannot be opened.
-    public init(subsystem: String = "tty", source: UdevEventSource? = nil,
+    package init(subsystem: String = "tty", source: UdevEventSource? = nil,
                 handler: @escaping @Sendable (UdevEvent) -> Void) throws {
         let udev = try Udev()
         let chosen = source ?? (udev.daemonIsRunning ? .udev : .kernel)
@@ -73,7 +73,7 @@ public final class UdevMonitor: @unchecked Sendable {
     }
 
     /// Stops the monitor and waits for its thread to end (idempotent).
-    public func stop() {
+    package func stop() {
         let first = stopped.withLock { s in
             defer { s = true }
             return !s
