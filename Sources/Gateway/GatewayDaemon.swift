@@ -46,10 +46,9 @@ package final class GatewayDaemon: Sendable {
                 continue
             }
             guard let text = s.address, let address = BluetoothAddress(text) else { continue }
-            let known = try store.device(address: address.description)
-            let type = s.addressType.flatMap(AddressType.init(rawValue:)) ?? known?.addressType.flatMap(AddressType.init(rawValue:))
-                ?? StrapTarget.guessAddressType(address)
-            let target = StrapTarget(address: address, addressType: type, name: s.name ?? known?.alias ?? known?.device.name)
+            let target = StrapTarget.known(address, record: try store.device(address: address.description),
+                                           addressType: s.addressType.flatMap(AddressType.init(rawValue:)), name: s.name)
+            let type = target.addressType
             let (local, name) = (target.localIdentifier, "strap \(target)")
             straps.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
                 eventLog.log(e, strap: name)

@@ -82,3 +82,14 @@ package final class StrapRegistry: Sendable {
     /// Waits until every registry write queued so far is done (tests, shutdown).
     package func flush() { queue.sync {} }
 }
+
+extension StrapRegistry {
+    /// Updates "last seen" of the remembered devices among `heard` (address, when), as `scan`
+    /// does. Best effort: a device that is not remembered, or a store error, is skipped.
+    package static func markSeen(_ heard: [(address: String, at: Date)], in store: HealthStore) {
+        for (address, at) in heard {
+            guard let known = try? store.device(address: address), let local = known.device.localIdentifier else { continue }
+            try? store.markDeviceSeen(localIdentifier: local, at: at)
+        }
+    }
+}

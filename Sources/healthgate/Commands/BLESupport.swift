@@ -47,22 +47,10 @@ extension CaptureFileError: SysexitConvertible {
     }
 }
 
-/// Opens the health store for writing, turning its errors into sentences with sysexits codes.
-/// Checkpointed when the command ends (``WritingStores``).
+/// Opens the health store for writing (its errors become sentences with sysexits codes through
+/// ``SysexitConvertible``). Checkpointed when the command ends (``WritingStores``).
 func openHealthStore(_ location: StoreLocation) throws -> HealthStore {
-    do { return WritingStores.opened(try HealthStore(path: location.path)) } catch let e as StoreError {
-        throw storeFailure(e)
-    }
-}
-
-/// A store error as a ``CLIFailure`` with the matching exit code.
-func storeFailure(_ e: StoreError) -> CLIFailure {
-    // Compared, not switched on: the store may add kinds; anything unknown is a software error.
-    let k = e.kind
-    let code: Sysexit = k == .io ? .ioError : k == .busy ? .tempFail : k == .permission ? .noPermission
-        : (k == .corrupt || k == .data) ? .dataError : k == .config ? .config : k == .usage ? .usage
-        : k == .noInput ? .noInput : .software
-    return CLIFailure(e.description, code: code)
+    WritingStores.opened(try HealthStore(path: location.path))
 }
 
 /// True when stdout is a terminal (live-updating tables are drawn only then).

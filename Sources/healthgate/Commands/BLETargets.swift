@@ -1,6 +1,7 @@
 import ArgumentParser
 import BluetoothLinux
 import Foundation
+import Gateway
 import HealthModel
 import HealthStore
 import Synchronization
@@ -49,27 +50,13 @@ struct ConnectOptions: ParsableArguments {
 
 extension AddressType: ExpressibleByArgument {}
 
-/// Finds the strap a user means: an address (remembered or not) or a remembered name.
-func resolveStrap(_ text: String, store: HealthStore?, addressType: AddressType?) throws -> StrapTarget {
-    if let address = BluetoothAddress(text) {
-        let known = try store.flatMap { s in try storeCall { try s.device(address: address.description) } }
-        let type = addressType ?? known?.addressType.flatMap(AddressType.init(rawValue:))
-            ?? StrapTarget.guessAddressType(address)
-        return StrapTarget(address: address, addressType: type, name: known?.alias ?? known?.device.name)
+extension StrapLookupError: SysexitConvertible {
+    package var sysexit: Sysexit {
+        switch self {
+        case .unknownName, .noneRemembered: .unavailable
+        case .notAStrap: .usage
+        }
     }
-    guard let store, let record = try storeCall({ try store.device(matching: text) }) else {
-        throw CLIFailure("No remembered device is called \"\(text)\": list them with `healthgate devices`, or give the strap's address (AA:BB:CC:DD:EE:FF, from `healthgate scan`).", code: .unavailable)
-    }
-    guard record.kind == .ble, let a = record.address, let address = BluetoothAddress(a) else {
-        throw CLIFailure("\"\(text)\" is a \(record.kind.rawValue) device, not a Bluetooth LE strap: `healthgate devices` lists the straps.", code: .usage)
-    }
-    let type = addressType ?? record.addressType.flatMap(AddressType.init(rawValue:)) ?? StrapTarget.guessAddressType(address)
-    return StrapTarget(address: address, addressType: type, name: record.alias ?? record.device.name)
-}
-
-/// Runs a store call, turning ``StoreError`` into a sentence with its exit code.
-func storeCall<T>(_ body: () throws -> T) throws -> T {
-    do { return try body() } catch let e as StoreError { throw storeFailure(e) }
 }
 
 /// Serialises output lines from the several threads `live` reports on.

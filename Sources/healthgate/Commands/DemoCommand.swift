@@ -37,14 +37,7 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Seconds to run (0 runs until Ctrl-C).")
     var duration: Double = 10
 
-    @Option(help: "Simulated heart-rate straps.")
-    var straps: Int = 3
-
-    @Option(help: "Notifications per second per strap.")
-    var rate: Double = 4
-
-    @Option(help: "Simulated serial pedometers.")
-    var pedometers: Int = 1
+    @OptionGroup var devices: SimulatedDevicesOptions<DemoCommand>
 
     @Option(help: "Samples per transaction.")
     var batchSize: Int = 1_000
@@ -56,10 +49,6 @@ struct DemoCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (0...64).contains(straps), (0...16).contains(pedometers) else {
-            throw ValidationError("--straps must be 0…64 and --pedometers 0…16")
-        }
-        guard rate >= 0.01, rate <= 1_000 else { throw ValidationError("--rate must be 0.01…1000 notifications per second") }
         guard duration >= 0, duration <= 31_536_000 else {
             throw ValidationError("--duration must be 0 (until Ctrl-C) up to 31536000 seconds (a year)")
         }
@@ -72,7 +61,7 @@ struct DemoCommand: ParsableCommand {
             let config = IngestConfiguration(batchSize: batchSize, flushInterval: .milliseconds(flushMs))
             do { try config.validate() } catch { throw CLIFailure("\(error)", code: .usage) }
             let runtime = try GatewayRuntime(store: db, configuration: config, logger: logger)
-            let sim = try DemoSimulation(straps: straps, rate: rate, pedometers: pedometers)
+            let sim = try DemoSimulation(straps: devices.straps, rate: devices.rate, pedometers: devices.pedometers)
             let view = LiveView(slots: runtime.pipeline.slots, enabled: !json)
             runtime.pipeline.addObserver { view.committed($0) }
             let began = Date()
@@ -90,91 +79,17 @@ struct DemoCommand: ParsableCommand {
     }
 }
 
+extension DemoCommand: SimulatedDevicesLimits {
+    static let straps = 3, rate = 4.0, pedometers = 1, minimumDevices = 0
+    static let strapRange = 0...64, pedometerRange = 0...16
+    static let rateRange = 0.01...1_000.0, rateText = "0.01…1000"
+}
+
 /// A logger for the demo: notices and up on stderr (or only errors with --json).
 func demoLogger(quiet: Bool) -> Logger {
     var logger = Logger(label: "healthgate") { label in StreamLogHandler.standardError(label: label) }
     logger.logLevel = quiet ? .error : .notice
     return logger
-}
-
-/// The simulated hardware of `demo`: straps with a driver thread, pedometers on ptys.
-final class DemoSimulation: Sendable {
-    let strapPeripherals: [SimulatedPeripheral]
-    let strapSources: [StrapSource]
-    let pedometerDevices: [SimulatedPedometer]
-    let pedometerSources: [PedometerSource]
-    let rate: Double
-    private let running = Atomic<Bool>(false)
-    private let notificationsSent = Atomic<Int>(0)
-    private let driverDone = DispatchSemaphore(value: 0)
-
-    var sources: [any IngestSource] { strapSources as [any IngestSource] + pedometerSources }
-    var sent: Int { notificationsSent.load(ordering: .relaxed) }
-
-    init(straps: Int, rate: Double, pedometers: Int) throws {
-        self.rate = rate
-        var peripherals: [SimulatedPeripheral] = []
-        var sources: [StrapSource] = []
-        for k in stride(from: 1, through: straps, by: 1) {
-            var c = SimulatedStrapConfiguration()
-            c.name = "Sim Strap \(k)"
-            c.serialNumber = String(format: "SIM%04d", k)
-            let p = SimulatedPeripheral.heartRateStrap(c)
-            p.recordsTranscript = false   // `demo --duration 0` runs until Ctrl-C: keep memory flat
-            peripherals.append(p)
-            sources.append(StrapSource(name: "strap-\(k)", localIdentifier: "sim:strap-\(k)") { _ in
-                try p.connectSocketPair()
-            })
-        }
-        strapPeripherals = peripherals
-        strapSources = sources
-        var peds: [SimulatedPedometer] = []
-        var pedSources: [PedometerSource] = []
-        for k in stride(from: 1, through: pedometers, by: 1) {
-            let d = try SimulatedPedometer()
-            peds.append(d)
-            pedSources.append(PedometerSource(path: d.path, name: "Sim Pedometer \(k)"))
-        }
-        pedometerDevices = peds
-        pedometerSources = pedSources
-    }
-
-    /// Starts the strap driver (one thread for all straps) and the pedometers' writers.
-    func start() {
-        for d in pedometerDevices { d.start(interval: .milliseconds(500)) }
-        guard !strapPeripherals.isEmpty, !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in
-            let period = 1 / rate
-            var next = Date().timeIntervalSince1970
-            var beat = 0
-            while running.load(ordering: .acquiring) {
-                beat += 1
-                for (k, p) in strapPeripherals.enumerated() {
-                    // A resting-to-active heart rate wandering per strap, with matching RR.
-                    let bpm = 62 + 20 * (1 + sin(Double(beat) / 15 + Double(k))) / 2 + Double(k % 5)
-                    let rr = UInt16(60 * 1024 / bpm)
-                    let m = HeartRateMeasurement(beatsPerMinute: UInt16(bpm.rounded()), sensorContact: .detected,
-                                                 rrIntervals: RRTicks([rr]))
-                    if p.notifyHeartRate(m.encode()) { notificationsSent.add(1, ordering: .relaxed) }
-                }
-                next += period
-                // Short naps: a stop is noticed within 50 ms even at the lowest rate (100 s apart).
-                while running.load(ordering: .acquiring) {
-                    let wait = next - Date().timeIntervalSince1970
-                    if wait <= 0 { break }
-                    usleep(UInt32(min(wait, 0.05) * 1_000_000))
-                }
-            }
-            driverDone.signal()
-        }
-        thread.name = "sim-straps"
-        thread.start()
-    }
-
-    func stop() {
-        if running.exchange(false, ordering: .acquiringAndReleasing) { driverDone.wait() }
-        for d in pedometerDevices { d.stop() }
-    }
 }
 
 /// The live view: what each commit stored, redrawn once a second.
@@ -228,27 +143,7 @@ final class LiveView: Sendable {
     }
 }
 
-/// The end-of-demo summary, from the store's statistics.
-struct DemoSummary {
-    var stats: IngestStats
-    var heartRate: Statistics?
-    var steps: Statistics?
-    var heartRateRows: Int
-    var stepRows: Int
-    var notificationsSent: Int
-    var pedometerSteps: UInt64
-
-    init(store: HealthStore, since: Date, stats: IngestStats, simulation: DemoSimulation) throws {
-        self.stats = stats
-        let start = since.addingTimeInterval(-1)
-        heartRate = try store.statistics(StatisticsQuery(type: .heartRate, options: [.discreteAverage, .discreteMin, .discreteMax], start: start, end: Date().addingTimeInterval(1)))
-        steps = try store.statistics(StatisticsQuery(type: .stepCount, options: [.cumulativeSum], start: start, end: Date().addingTimeInterval(1)))
-        heartRateRows = try store.count(SampleQuery(type: .heartRate, start: start))
-        stepRows = try store.count(SampleQuery(type: .stepCount, start: start))
-        notificationsSent = simulation.sent
-        pedometerSteps = simulation.pedometerDevices.reduce(0) { $0 + $1.steps }
-    }
-
+extension DemoSummary {
     var json: [String: Any] {
         [
             "pushed": stats.pushed, "committed": stats.committed, "dropped": stats.dropped,

@@ -65,19 +65,10 @@ struct LiveCommand: ParsableCommand {
             let db = try openHealthStore(store)
             var targets: [StrapTarget] = []
             if straps.isEmpty {
-                let remembered = try storeCall { try db.devices(kind: .ble) }
-                for r in remembered {
-                    guard let a = r.address, let address = BluetoothAddress(a) else { continue }
-                    let type = connect.addressType ?? r.addressType.flatMap(AddressType.init(rawValue:))
-                        ?? StrapTarget.guessAddressType(address)
-                    targets.append(StrapTarget(address: address, addressType: type, name: r.alias ?? r.device.name))
-                }
-                guard !targets.isEmpty else {
-                    throw CLIFailure("No strap is remembered yet: pair one with `healthgate pair ADDRESS --name NAME` (find it with `healthgate scan`), or name one: `healthgate live ADDRESS`.", code: .unavailable)
-                }
+                targets = try StrapTarget.remembered(in: db, addressType: connect.addressType)
             } else {
                 for s in straps {
-                    let t = try resolveStrap(s, store: db, addressType: connect.addressType)
+                    let t = try StrapTarget.resolve(s, store: db, addressType: connect.addressType)
                     if !targets.contains(where: { $0.address == t.address }) { targets.append(t) }
                 }
             }
@@ -86,15 +77,12 @@ struct LiveCommand: ParsableCommand {
             if !json {
                 Output.note("Connecting to \(targets.map(\.description).joined(separator: ", ")); Ctrl-C to stop.")
             }
-            let session: StrapSession
-            do {
-                session = try StrapSession(
-                    straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
-                    store: noStore ? nil : db, maxNotifications: limits.count, logger: quietLogger()
-                ) { event in
-                    if json { Output.json(Self.json(event, chosen)) } else { Self.show(event, chosen) }
-                }
-            } catch let e as StoreError { throw storeFailure(e) }
+            let session = try StrapSession(
+                straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
+                store: noStore ? nil : db, maxNotifications: limits.count, logger: quietLogger()
+            ) { event in
+                if json { Output.json(Self.json(event, chosen)) } else { Self.show(event, chosen) }
+            }
             let summary = try session.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
             if json {
                 Output.json(Self.json(summary, targets))

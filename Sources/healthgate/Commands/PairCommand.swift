@@ -57,7 +57,7 @@ struct PairCommand: AsyncParsableCommand {
         try await reporting {
             let adapter = try connect.adapterOption.resolve()
             let db = try openHealthStore(store)
-            let target = try resolveStrap(address, store: db, addressType: connect.addressType)
+            let target = try StrapTarget.resolve(address, store: db, addressType: connect.addressType)
             let stop = IngestStop()
             let trap = SignalTrap(raising: stop)
             defer { trap.cancel() }

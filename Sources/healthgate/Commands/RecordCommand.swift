@@ -40,7 +40,7 @@ struct RecordCommand: ParsableCommand {
         try reporting {
             let adapter = try connect.adapterOption.resolve()
             let db = try openHealthStore(store)
-            let target = try resolveStrap(strap, store: db, addressType: connect.addressType)
+            let target = try StrapTarget.resolve(strap, store: db, addressType: connect.addressType)
             let writer = try CaptureFileWriter(path: out, overwrite: overwrite)
             Output.note("Recording \(target) to \(out); Ctrl-C to stop.")
             let started = Date()

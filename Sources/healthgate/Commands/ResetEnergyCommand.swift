@@ -29,7 +29,7 @@ struct ResetEnergyCommand: AsyncParsableCommand {
         try await reporting {
             let adapter = try connect.adapterOption.resolve()
             let db = try openHealthStore(store)
-            let target = try resolveStrap(strap, store: db, addressType: connect.addressType)
+            let target = try StrapTarget.resolve(strap, store: db, addressType: connect.addressType)
             let stop = IngestStop()
             let trap = SignalTrap(raising: stop)
             defer { trap.cancel() }

@@ -64,8 +64,7 @@ struct RunCommand: ParsableCommand {
             // --db (or $HEALTHGATE_DB) given on the command line wins over the file.
             let explicit = store.db != nil || ProcessInfo.processInfo.environment["HEALTHGATE_DB"] != nil
             let path = explicit ? store.path : (cfg.databasePath ?? store.path)
-            let db: HealthStore
-            do { db = WritingStores.opened(try HealthStore(path: path)) } catch let e as StoreError { throw storeFailure(e) }
+            let db = WritingStores.opened(try HealthStore(path: path))
             // Tells `live` (and a second `run`) that this process owns the straps and the store;
             // the kernel releases it when the process ends, however it ends.
             let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))
@@ -73,7 +72,7 @@ struct RunCommand: ParsableCommand {
             let adapterChoice = try adapter.map { name -> Adapter in
                 do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }
             }
-            let daemon = try storeCall { try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger) }
+            let daemon = try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger)
             logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
             let final = try daemon.run()
             if final.abandoned > 0 {

@@ -58,7 +58,7 @@ struct ScanCommand: ParsableCommand {
             let (wake, hook) = stop.transportSignal()
             defer { hook.cancel() }
             let scanner = try HCIScanner(adapter: adapter)
-            var table = ScanTable()
+            var table = ScanResults()
             let live = !json && stdoutIsTerminal
             var drawnLines = 0
             var lastDraw = 0.0
@@ -95,11 +95,7 @@ struct ScanCommand: ParsableCommand {
     private func markRememberedSeen(_ rows: [ScannedDevice]) {
         guard !rows.isEmpty, FileManager.default.fileExists(atPath: store.path),
               let db = try? HealthStore(path: store.path) else { return }
-        for d in rows {
-            guard let known = try? db.device(address: d.address.description),
-                  let local = known.device.localIdentifier else { continue }
-            try? db.markDeviceSeen(localIdentifier: local, at: d.lastSeen)
-        }
+        StrapRegistry.markSeen(rows.map { ($0.address.description, $0.lastSeen) }, in: db)
     }
 
     private func redraw(_ rows: [ScannedDevice], over lines: Int) -> Int {
@@ -114,17 +110,7 @@ struct ScanCommand: ParsableCommand {
 
 func formatSeconds(_ t: Double) -> String { t == t.rounded() ? "\(Int(t)) s" : "\(t) s" }
 
-/// One device heard during a scan, merged over its advertisements and scan responses.
-struct ScannedDevice {
-    var address: BluetoothAddress
-    var addressType: AddressType?
-    var data: AdvertisingData
-    var rssi: Int8?
-    var connectable: Bool
-    var reports: Int
-    var firstSeen: Date
-    var lastSeen: Date
-
+extension ScannedDevice {
     var json: [String: Any] {
         var o: [String: Any] = [
             "address": address.description,
@@ -146,46 +132,8 @@ struct ScannedDevice {
     }
 }
 
-/// The devices of a scan, in order of discovery.
-struct ScanTable {
-    var devices: [ScannedDevice] = []
-    private var index: [BluetoothAddress: Int] = [:]
-
-    struct Change {
-        var index: Int
-        var isNew: Bool
-        var wasVisible: Bool
-        var isVisible: Bool
-        func becameVisible(all: Bool) -> Bool { all ? isNew : (isVisible && !wasVisible) }
-    }
-
-    /// Adds a report; returns what changed (nil for reports that cannot be a device: anonymous).
-    mutating func add(_ r: AdvertisingReport, at date: Date) -> Change? {
-        if let i = index[r.address] {
-            var d = devices[i]
-            let was = d.data.isHeartRateSensor()
-            d.data.merge(r.data)
-            if let rssi = r.rssi { d.rssi = rssi }
-            if let t = r.addressType { d.addressType = t }
-            if !r.isScanResponse { d.connectable = r.isConnectable }
-            d.reports += 1
-            d.lastSeen = date
-            devices[i] = d
-            return Change(index: i, isNew: false, wasVisible: was, isVisible: d.data.isHeartRateSensor())
-        }
-        let d = ScannedDevice(address: r.address, addressType: r.addressType, data: r.data, rssi: r.rssi,
-                              connectable: r.isScanResponse || r.isConnectable, reports: 1, firstSeen: date, lastSeen: date)
-        devices.append(d)
-        index[r.address] = devices.count - 1
-        return Change(index: devices.count - 1, isNew: true, wasVisible: false, isVisible: d.data.isHeartRateSensor())
-    }
-
-    /// The rows to show: straps (or every device), strongest signal first.
-    func rows(all: Bool) -> [ScannedDevice] {
-        devices.filter { all || $0.data.isHeartRateSensor() }
-            .sorted { (Int($0.rssi ?? -128), $1.address) > (Int($1.rssi ?? -128), $0.address) }
-    }
-
+/// The scan's table for people.
+enum ScanTable {
     static let header = column("ADDRESS", 19) + column("TYPE", 8) + column("RSSI", 6) + column("HR", 4) + "NAME"
 
     static func line(_ d: ScannedDevice) -> String {

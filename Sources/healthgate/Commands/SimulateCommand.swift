@@ -37,14 +37,7 @@ struct SimulateCommand: ParsableCommand {
             the socket directory, and every strap's socket and pedometer's pty.
             """)
 
-    @Option(help: "Simulated heart-rate straps (Unix sockets).")
-    var straps: Int = 10
-
-    @Option(help: "Notifications per second per strap (real straps send about 1).")
-    var rate: Double = 1
-
-    @Option(help: "Simulated serial pedometers (ptys).")
-    var pedometers: Int = 4
+    @OptionGroup var devices: SimulatedDevicesOptions<SimulateCommand>
 
     @Option(help: "Milliseconds between a pedometer's readings.")
     var pedometerIntervalMs: Int = 1_000
@@ -64,10 +57,6 @@ struct SimulateCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (0...256).contains(straps), (0...64).contains(pedometers), straps + pedometers > 0 else {
-            throw ValidationError("--straps must be 0…256 and --pedometers 0…64, and at least one device is needed")
-        }
-        guard rate > 0, rate <= 1_000 else { throw ValidationError("--rate must be in (0, 1000] notifications per second") }
         guard (10...600_000).contains(pedometerIntervalMs) else { throw ValidationError("--pedometer-interval-ms must be 10…600000") }
         guard (1...60_000).contains(flushMs) else { throw ValidationError("--flush-ms must be 1…60000") }
     }
@@ -87,7 +76,7 @@ struct SimulateCommand: ParsableCommand {
             try FileAccess.createDirectory(directory, what: "the simulation directory")
             let load: SimulatedLoad
             do {
-                load = try SimulatedLoad(directory: directory, straps: straps, rate: rate, pedometers: pedometers,
+                load = try SimulatedLoad(directory: directory, straps: devices.straps, rate: devices.rate, pedometers: devices.pedometers,
                                          pedometerInterval: .milliseconds(pedometerIntervalMs))
             } catch {
                 if let f = FileAccess.failure(error, .createDirectory, path: directory, what: "the simulation directory") { throw f }
@@ -110,12 +99,12 @@ struct SimulateCommand: ParsableCommand {
                 JSONOutput.emit([
                     "config": configPath,
                     "directory": directory,
-                    "rate": rate,
+                    "rate": devices.rate,
                     "straps": load.straps.map { ["name": $0.name, "socket": $0.socketPath] },
                     "pedometers": load.pedometers.map { ["name": $0.name, "path": $0.path] },
                 ] as [String: Any])
             } else {
-                emitLine("Simulating \(straps) strap(s) at \(rate) Hz on Unix sockets in \(directory) and \(pedometers) pedometer(s) on ptys.")
+                emitLine("Simulating \(devices.straps) strap(s) at \(devices.rate) Hz on Unix sockets in \(directory) and \(devices.pedometers) pedometer(s) on ptys.")
                 for s in load.straps { emitLine("  \(column(s.name, 18))\(s.socketPath)") }
                 for p in load.pedometers { emitLine("  \(column(p.name, 18))\(p.path)") }
                 emitLine("Configuration for the daemon: \(configPath)")
@@ -125,11 +114,17 @@ struct SimulateCommand: ParsableCommand {
             // A status line every 10 s on stderr: what the daemon is being fed.
             while !stop.sleep(.seconds(10)) {
                 if !json {
-                    FileHandle.standardError.write(Data("simulate: \(load.totalSent) notifications sent, \(load.subscribedStraps) of \(straps) strap(s) subscribed\n".utf8))
+                    FileHandle.standardError.write(Data("simulate: \(load.totalSent) notifications sent, \(load.subscribedStraps) of \(devices.straps) strap(s) subscribed\n".utf8))
                 }
             }
             load.stop()
             if !json { emitLine("Stopped after \(load.totalSent) notifications; the sockets are removed.") }
         }
     }
+}
+
+extension SimulateCommand: SimulatedDevicesLimits {
+    static let straps = 10, rate = 1.0, pedometers = 4, minimumDevices = 1
+    static let strapRange = 0...256, pedometerRange = 0...64
+    static let rateRange = Double.leastNonzeroMagnitude...1_000.0, rateText = "more than 0 and at most 1000"
 }
