@@ -81,3 +81,12 @@ struct RunCommand: ParsableCommand {
         }
     }
 }
+
+extension DaemonLockError: SysexitConvertible {
+    package var sysexit: Sysexit {
+        switch self {
+        case .cannotCreate: .ioError
+        case .owned: .tempFail
+        }
+    }
+}

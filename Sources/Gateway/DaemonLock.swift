@@ -10,29 +10,31 @@ import Glibc
 /// exclusive `flock(2)` on it for as long as it lives. The kernel drops the lock when the process
 /// ends, however it ends (SIGKILL, power loss), so a stale file left behind is recognised as
 /// stale: nobody holds its lock. Access follows the file's mode (0600, like the database).
-final class DaemonLock {
+package final class DaemonLock: Sendable {
     private let fd: Int32
 
     private init(fd: Int32) { self.fd = fd }
     deinit { close(fd) }
 
     /// The lock file for the store at `databasePath`.
-    static func path(forDatabase databasePath: String) -> String { databasePath + ".daemon" }
+    package static func path(forDatabase databasePath: String) -> String { databasePath + ".daemon" }
 
     /// Takes the lock for a daemon on `databasePath` that keeps `straps` connected.
-    /// - Throws: ``CLIFailure`` (exit 75) when another `healthgate run` already holds it.
-    static func acquire(databasePath: String, straps: [String]) throws -> DaemonLock {
+    /// - Throws: ``DaemonLockError``: the file cannot be created, or another `healthgate run`
+    ///   already holds it.
+    package static func acquire(databasePath: String, straps: [String]) throws -> DaemonLock {
         let file = path(forDatabase: databasePath)
         let fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw CLIFailure("cannot create \(file) (\(String(cString: strerror(errno)))): check that the database's directory is writable.", code: .ioError)
+            throw DaemonLockError.cannotCreate(file, reason: String(cString: strerror(errno)))
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let owner = readOwner(fd)
             close(fd)
-            throw CLIFailure("another `healthgate run`\(owner.map { " (pid \($0.pid))" } ?? "") already owns \(databasePath): stop it first, or give this one its own --db.", code: .tempFail)
+            throw DaemonLockError.owned(databasePath, pid: owner?.pid)
         }
-        let body = JSONOutput.string(["pid": Int(getpid()), "straps": straps]) + "\n"
+        let json = (try? JSONSerialization.data(withJSONObject: ["pid": Int(getpid()), "straps": straps] as [String: Any], options: [.sortedKeys])) ?? Data()
+        let body = String(decoding: json, as: UTF8.self) + "\n"
         _ = ftruncate(fd, 0)
         _ = body.withCString { pwrite(fd, $0, strlen($0), 0) }
         return DaemonLock(fd: fd)
@@ -40,7 +42,7 @@ final class DaemonLock {
 
     /// Who owns the store at `databasePath`: the running daemon's pid and straps, or nil when no
     /// daemon runs (no file, or a stale file whose lock nobody holds).
-    static func owner(ofDatabase databasePath: String) -> (pid: Int, straps: [String])? {
+    package static func owner(ofDatabase databasePath: String) -> (pid: Int, straps: [String])? {
         let fd = open(path(forDatabase: databasePath), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -59,5 +61,22 @@ final class DaemonLock {
               let pid = (object["pid"] as? NSNumber)?.intValue
         else { return nil }
         return (pid, object["straps"] as? [String] ?? [])
+    }
+}
+
+/// Why `healthgate run` could not take its store.
+package enum DaemonLockError: Error, CustomStringConvertible, Equatable {
+    /// The lock file beside the database cannot be created.
+    case cannotCreate(String, reason: String)
+    /// Another `healthgate run` (pid, when its file says) owns the store.
+    case owned(String, pid: Int?)
+
+    package var description: String {
+        switch self {
+        case .cannotCreate(let file, let reason):
+            "cannot create \(file) (\(reason)): check that the database's directory is writable."
+        case .owned(let db, let pid):
+            "another `healthgate run`\(pid.map { " (pid \($0))" } ?? "") already owns \(db): stop it first, or give this one its own --db."
+        }
     }
 }
