@@ -52,10 +52,12 @@ let package = Package(
         // The typed health store on SQLite's C API: schema, saves, queries, statistics, change feed.
         // The only target that links CSQLite: it owns the sample columns and the one bulk writer.
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"]),
+        // What a systemd service speaks: sd_notify datagrams (readiness, watchdog, status), journal priorities.
+        .target(name: "Systemd", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The composition root: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
-                               "BluetoothLinux", "Simulators",
+                               "BluetoothLinux", "Simulators", "Systemd",
                                .product(name: "TOMLKit", package: "TOMLKit"),
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
@@ -69,7 +71,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
-                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform",
+                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform", "Systemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -97,7 +99,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
                     dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
-                                   "BluetoothLinux", "HeartRateProfile", "Capture"]),
+                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
     ]

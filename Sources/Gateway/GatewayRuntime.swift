@@ -4,6 +4,7 @@ import HealthStore
 import Ingest
 import Logging
 import Synchronization
+import Systemd
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

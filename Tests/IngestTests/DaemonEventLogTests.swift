@@ -9,6 +9,7 @@ import Synchronization
 import Testing
 @testable import Gateway
 @testable import Ingest
+@testable import Systemd
 
 /// What the daemon tells the journal about its devices and its store: a strap's connection,
 /// subscription and disconnect once each at info, a full disk at warning for as long as it

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 @testable import Gateway
+@testable import Systemd
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

@@ -6,6 +6,7 @@ import Logging
 import Testing
 @testable import Gateway
 import HealthGateTesting
+@testable import Systemd
 
 /// The daemon removes change-feed tombstones once they are past the store's retention, without
 /// anyone running `healthgate tombstones --prune`.

@@ -6,6 +6,7 @@ import HealthModel
 import HealthStore
 import Ingest
 import Logging
+import Systemd
 
 /// `healthgate run`: the daemon.
 struct RunCommand: ParsableCommand {
