@@ -1,0 +1,90 @@
+import Foundation
+import Glibc
+
+/// The file `import` reads, opened for streaming: a descriptor (standard input for `-`) and,
+/// for a regular file, its size (for the progress line). Open errors are
+/// ``FileAccess/failure(errno:_:path:what:)``'s sentences, as for every file HealthGate reads.
+struct ImportInput {
+    let fd: Int32
+    /// The size of a regular file; nil for a pipe, a terminal or a device.
+    let size: Int?
+    private let owned: Bool
+
+    init(path: String, what: String) throws {
+        owned = path != "-"
+        fd = owned ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO
+        guard fd >= 0 else { throw FileAccess.failure(errno: errno, .read, path: path, what: what) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let code = errno
+            if owned { Glibc.close(fd) }
+            throw FileAccess.failure(errno: code, .read, path: path, what: what)
+        }
+        if st.st_mode & S_IFMT == S_IFDIR {
+            if owned { Glibc.close(fd) }
+            throw FileAccess.failure(errno: EISDIR, .read, path: path, what: what)
+        }
+        if st.st_mode & S_IFMT == S_IFREG {
+            size = Int(st.st_size)
+            _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+        } else {
+            size = nil
+        }
+    }
+
+    func close() {
+        if owned { Glibc.close(fd) }
+    }
+}
+
+/// The progress line of `import` on a terminal: samples read, the rate, bytes read of the
+/// total, on stderr, at most four times a second, rewritten in place (`\r`) and erased at the
+/// end. Nothing at all when stderr is not a terminal (a pipe, a file, a CI log).
+struct ImportMeter {
+    private let path: String
+    private let total: Int?
+    private let enabled: Bool
+    private let start = ContinuousClock.now
+    private var lastShown: ContinuousClock.Instant
+    private var shown = false
+    private var sinceCheck = 0
+
+    init(path: String, total: Int?, terminal: Bool = isatty(STDERR_FILENO) == 1) {
+        self.path = path
+        self.total = total
+        enabled = terminal
+        lastShown = start
+    }
+
+    /// Called once per record; looks at the clock every 1,024 records.
+    @inline(__always)
+    mutating func tick(records: Int, bytes: Int) {
+        guard enabled else { return }
+        sinceCheck += 1
+        guard sinceCheck >= 1_024 else { return }
+        sinceCheck = 0
+        let now = ContinuousClock.now
+        guard now - lastShown >= .milliseconds(250) else { return }
+        lastShown = now
+        let elapsed = now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Double(records) / seconds : 0
+        var text = "importing \(TerminalText.visible(path)): \(records) records, \(Int(rate))/s, " + Self.megabytes(bytes)
+        if let total { text += " of " + Self.megabytes(total) }
+        FileHandle.standardError.write(Data(("\r" + text + "\u{1B}[K").utf8))
+        shown = true
+    }
+
+    /// Erases the progress line (before a message, and at the end).
+    mutating func clear() {
+        guard shown else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        shown = false
+    }
+
+    mutating func finish() { clear() }
+
+    private static func megabytes(_ n: Int) -> String {
+        String(format: "%.1f MB", Double(n) / 1e6)
+    }
+}
