@@ -57,6 +57,8 @@ package struct SampleRowBinder {
     fileprivate let offset: Int32
     fileprivate let uuid: (UInt64, UInt64)
     fileprivate var bound = false
+    /// The row bound, for the batch's rollups (``RollupBatch``).
+    fileprivate var row: SampleRow?
 
     /// Binds every column of the row: `row`, its RR intervals (1/1024 s ticks, oldest first;
     /// empty for none) and the id the writer made. Call it exactly once per row.
@@ -66,6 +68,7 @@ package struct SampleRowBinder {
             SampleColumns.bind(statement, offset: offset, uuid: u, row, rrTicks: rrTicks, metadata: nil, sync: nil)
         }
         bound = true
+        self.row = row
     }
 }
 
@@ -159,19 +162,31 @@ extension StoreWriter {
         let db = connection
         let many = try db.prepare(Self.manyRowsSQL).handle
         let one = try db.prepare(Self.oneRowSQL).handle
-        var i = 0
-        while i < count {
-            let k = count - i >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
-            let h = k == 1 ? one : many
-            for j in 0..<k {
-                var binder = SampleRowBinder(statement: h, offset: Int32(j) * SampleColumns.count, uuid: store.nextUUIDWords())
-                try row(i + j, &binder)
-                precondition(binder.bound, "the bulk writer's row closure did not bind row \(i + j)")
+        // Rollups per slot for the whole call instead of the trigger's upsert per row.
+        var rollups = try RollupBatch.begin(db)
+        do {
+            var i = 0
+            while i < count {
+                let k = count - i >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
+                let h = k == 1 ? one : many
+                for j in 0..<k {
+                    var binder = SampleRowBinder(statement: h, offset: Int32(j) * SampleColumns.count, uuid: store.nextUUIDWords())
+                    try row(i + j, &binder)
+                    precondition(binder.bound, "the bulk writer's row closure did not bind row \(i + j)")
+                    if let r = binder.row { rollups.add(r) }
+                }
+                let rc = sqlite3_step(h)
+                sqlite3_reset(h)
+                guard rc == SQLITE_DONE else { throw db.error(rc, "inserting a batch of samples") }
+                rollups.statementRan(rows: k, db: db)
+                i += k
             }
-            let rc = sqlite3_step(h)
-            sqlite3_reset(h)
-            guard rc == SQLITE_DONE else { throw db.error(rc, "inserting a batch of samples") }
-            i += k
+        } catch {
+            // The rows already inserted stay in the caller's transaction until it rolls back.
+            rollups.markStale()
+            try rollups.end(db)
+            throw error
         }
+        try rollups.end(db)
     }
 }

@@ -97,6 +97,9 @@ enum Schema {
         // statistics (helper stats, docs/queries.md "How statistics are computed"); backfills
         // every stored sample.
         Rollups.migration,
+        // 4: the bulk writer sums a call's rows per slot and upserts each slot once
+        // (Statistics/RollupBatch.swift); the insert trigger steps aside while it does.
+        RollupBatch.migration,
     ]
 
     /// The schema version this build writes.

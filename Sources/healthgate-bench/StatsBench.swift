@@ -66,14 +66,28 @@ extension Bench {
         return (minutes, watchCount)
     }
 
+    /// How the rollups are kept while building (the insert cost they add).
+    enum RollupUpkeep: String {
+        /// The store as shipped: the bulk writer sums each call per slot (one upsert per slot).
+        case batched
+        /// The insert trigger's upsert for every row, as every path but the bulk writer pays
+        /// (forced here by undoing the bulk writer's deferral).
+        case perRow = "per-row trigger"
+        /// No triggers (the bulk writer's per-slot upserts remain: one per 900 rows here).
+        case none = "triggers dropped"
+    }
+
     /// Builds `count` 1 Hz heart-rate readings from the year's start; returns rows per second
-    /// of the build. With `rollups: false` the rollup triggers are dropped first (the insert
-    /// cost they add is measured against it).
+    /// of the build.
     @discardableResult
-    static func buildHeartRate(path: String, count: Int, rollups: Bool = true) throws -> Double {
+    static func buildHeartRate(path: String, count: Int, rollups: RollupUpkeep = .batched) throws -> Double {
         let store = try HealthStore(path: path)
-        if !rollups {
-            try store.withConnection { db in
+        try store.withConnection { db in
+            switch rollups {
+            case .batched: break
+            case .perRow:
+                try db.execute("CREATE TRIGGER bench_no_defer AFTER UPDATE ON rollup_control BEGIN UPDATE rollup_control SET deferred = 0 WHERE deferred <> 0; END")
+            case .none:
                 try db.execute("DROP TRIGGER samples_rollup_insert; DROP TRIGGER samples_rollup_delete; DROP TRIGGER samples_rollup_update")
             }
         }
@@ -198,15 +212,23 @@ extension HealthGateBench {
             if hr {
                 let rate = try Bench.buildHeartRate(path: db, count: statsHeartRateSamples)
                 label = "heart rate, \(statsHeartRateSamples) 1 Hz readings stored individually, min/max/average"
-                // The rollup triggers' insert cost: the same kind of rows into a store without them.
+                // The rollups' insert cost: the same rows into stores keeping them three ways.
                 let n = min(statsHeartRateSamples, 1_000_000)
-                let without = try Bench.buildHeartRate(path: dir + "/stats-hr-notrigger.sqlite", count: n, rollups: false)
-                let with = try Bench.buildHeartRate(path: dir + "/stats-hr-trigger.sqlite", count: n)
-                unlink(dir + "/stats-hr-notrigger.sqlite"); unlink(dir + "/stats-hr-trigger.sqlite")
-                say(String(format: "  bulk insert with rollups %.0f rows/s, without %.0f rows/s (%.2fx; %d rows each; the %d-row build: %.0f rows/s)",
-                           with, without, with / without, n, statsHeartRateSamples, rate))
-                out["statsRollupInsertRowsPerSecond"] = with
-                out["statsNoRollupInsertRowsPerSecond"] = without
+                var rates: [Bench.RollupUpkeep: Double] = [:]
+                for upkeep in [Bench.RollupUpkeep.none, .batched, .perRow] {
+                    let p = dir + "/stats-hr-\(upkeep).sqlite"
+                    rates[upkeep] = try Bench.buildHeartRate(path: p, count: n, rollups: upkeep)
+                    unlink(p)
+                }
+                let none = rates[.none] ?? 0
+                say("  bulk writer, \(n) heart-rate rows (the \(statsHeartRateSamples)-row build: \(Int(rate)) rows/s):")
+                for upkeep in [Bench.RollupUpkeep.none, .batched, .perRow] {
+                    let r = rates[upkeep] ?? 0
+                    say(String(format: "    %-34@ %8.0f rows/s (%.2fx)", "rollups \(upkeep.rawValue)" as NSString, r, r / none))
+                }
+                out["statsInsertBatchedRollupsRowsPerSecond"] = rates[.batched]
+                out["statsInsertPerRowRollupsRowsPerSecond"] = rates[.perRow]
+                out["statsInsertNoRollupsRowsPerSecond"] = none
             } else {
                 let (p, w) = try Bench.buildStepsYear(path: db)
                 label = "steps, \(p) iPhone minutes + \(w) Watch minutes on every 7th day (Watch first), cumulativeSum"

@@ -65,6 +65,62 @@ struct RollupTests {
         #expect(kept == (try Self.rebuilt(tmp.store)))
     }
 
+    @Test("the bulk writer sums a call per slot; a call that fails half way leaves rollups equal to its rows")
+    func bulkWriterBatches() throws {
+        let tmp = try TempStore()
+        let a = Source(name: "A", identifier: "com.example.a"), b = Source(name: "B", identifier: "com.example.b")
+        try tmp.store.save([try sample(.heartRate, 70, from: 10, source: a), try sample(.heartRate, 71, from: 10, source: a)])
+        func rows(_ w: StoreWriter, count: Int, from: Double, failAt: Int? = nil) throws {
+            let type = try w.typeID(.heartRate), sa = try w.sourceID(a), sb = try w.sourceID(b)
+            try w.insertNew(count: count) { i, binder in
+                if i == failAt { throw StoreError.invalidQuery("row \(i) refused") }
+                // Two sources interleaved, instants and spans, equal ends (the later row is the most recent).
+                let t = from + Double(i / 2) * 7
+                binder.bind(SampleRow(typeID: type, sourceID: i % 2 == 0 ? sa : sb, value: Double(50 + i % 60),
+                                      start: t, end: i % 3 == 0 ? t : t + 30))
+            }
+        }
+        try tmp.store.write { w in try rows(w, count: 1234, from: t(0).timeIntervalSince1970) }
+        #expect(try scalar(tmp.store, "SELECT deferred FROM rollup_control") == 0)
+        #expect(try Self.rollups(tmp.store) == (try Self.rebuilt(tmp.store)))
+        // A row that throws after two full statements: the caller keeps what was inserted.
+        try tmp.store.write { w in
+            do { try rows(w, count: 500, from: t(3000).timeIntervalSince1970, failAt: 120) } catch {}
+        }
+        #expect(try scalar(tmp.store, "SELECT count(*) FROM samples") == 2 + 1234 + 100)
+        #expect(try scalar(tmp.store, "SELECT deferred FROM rollup_control") == 0)
+        #expect(try Self.rollups(tmp.store) == (try Self.rebuilt(tmp.store)))
+        // And the single-row path still goes through the trigger.
+        try tmp.store.save([try sample(.heartRate, 99, from: 20_000, source: b)])
+        #expect(try Self.rollups(tmp.store) == (try Self.rebuilt(tmp.store)))
+    }
+
+    @Test("a store of schema 3 migrates to 4: the bulk writer's rollups from then on match the rows")
+    func migrationFromSchema3() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rollup-migration3-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("old.sqlite").path
+        try sqliteExec(path, Schema.migrations[0] + Schema.migrations[1] + Schema.migrations[2] + """
+            PRAGMA user_version = 3;
+            INSERT INTO types(id, identifier, unit, aggregation) VALUES (1, 'heartRate', 'count/min', 'discreteTemporallyWeighted');
+            INSERT INTO sources(id, identifier, name, tier, rank, first_seen) VALUES (1, 'com.example.a', 'A', 2, 1, 0);
+            INSERT INTO samples(uuid, type_id, value, start, "end", source_id) VALUES
+                (randomblob(16), 1, 60, 1793577600, 1793577600, 1), (randomblob(16), 1, 65, 1793577601, 1793577601, 1);
+            """)
+        let store = try HealthStore(path: path)
+        #expect(try store.schemaVersion == Schema.version)
+        #expect(try scalar(store, "SELECT sum(count) FROM sample_rollups") == 2)
+        try store.write { w in
+            let type = try w.typeID(.heartRate), s = try w.sourceID(Source(name: "A", identifier: "com.example.a"))
+            try w.insertNew(count: 60) { i, b in
+                b.bind(SampleRow(typeID: type, sourceID: s, value: Double(70 + i % 5), start: 1_793_577_602 + Double(i), end: 1_793_577_602 + Double(i)))
+            }
+        }
+        #expect(try scalar(store, "SELECT sum(count) FROM sample_rollups") == 62)
+        #expect(try Self.rollups(store) == (try Self.rebuilt(store)))
+    }
+
     @Test("deleting every sample of a slot removes its rollup row")
     func emptySlotDropped() throws {
         let tmp = try TempStore()
