@@ -127,6 +127,11 @@ enum Schema {
     ///   database, ``StoreError/schemaVersionLost(path:)`` for HealthGate tables at version 0,
     ///   ``StoreError/schemaTooNew(found:supported:)`` for a newer schema.
     static func identify(_ db: Connection, path: String) throws -> Identity {
+        // One read transaction, so the version and the tables come from one snapshot: read
+        // apart, another process's first migration could commit in between, and a store being
+        // created looked like "tables but schema version 0" (refused as damaged).
+        try db.execute("BEGIN")
+        defer { try? db.execute("COMMIT") }
         let appID = Int32(truncatingIfNeeded: try db.int64Pragma("application_id"))
         let userVersion = try db.userVersion
         var tables: Set<String> = []
