@@ -100,6 +100,7 @@ struct HealthGateBench: ParsableCommand {
     func validate() throws {
         guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1") }
         guard samples >= 1_000 else { throw ValidationError("--samples must be at least 1000") }
+        guard importSamples >= 1_000 else { throw ValidationError("--import-samples must be at least 1000") }
     }
 
     @Option(help: .hidden)

@@ -10,7 +10,7 @@ import Sysexits
 /// The `import` part of `healthgate-bench` (issue 12): one generated JSON-lines file of
 /// heart-rate samples in the export shape, imported three ways in the same run —
 /// Benchmarks/python/import_baseline.py (json.loads + executemany), `healthgate import --jsonl`
-/// as a child process (wall time, peak RSS from wait4's rusage), and the store's raw insert
+/// as a child process (wall time, peak RSS: its VmHWM polled until it exits), and the store's raw insert
 /// ceiling for the same rows (prebuilt, the bulk writer, same transaction size) — and the ratios.
 extension Bench {
     /// What one import part run measured.
@@ -95,11 +95,12 @@ extension Bench {
         }
     }
 
-    /// A child process's end: exit status, wall seconds, peak RSS (bytes, `ru_maxrss`).
+    /// A child process's end: exit status, wall seconds, peak RSS (bytes, its `VmHWM`).
     struct ChildRun { var status: Int32; var seconds: Double; var maxRSS: Int; var stderr: String }
 
-    /// Runs `arguments[0]` with posix_spawn and waits with wait4, so its own peak RSS is known
-    /// (Foundation's Process reaps children itself). stdout and stderr go to files in `work`.
+    /// Runs `arguments[0]` with posix_spawn and polls it until it exits, so its own peak RSS is
+    /// known (Foundation's Process reaps children itself). stdout goes to /dev/null, stderr to a
+    /// file in `work`.
     static func runChild(_ arguments: [String], work: String, environment: [String: String] = [:]) throws -> ChildRun {
         let errPath = work + "/child-\(UUID().uuidString).err"
         defer { unlink(errPath) }
@@ -117,15 +118,31 @@ extension Bench {
         let start = ContinuousClock.now
         let rc = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
         guard rc == 0 else { throw CLIFailure("cannot start \(arguments[0]): \(String(cString: strerror(rc)))", code: .unavailable) }
+        // Peak RSS: VmHWM of the child's own memory, polled until it exits. (wait4's ru_maxrss is
+        // no good here: posix_spawn shares this process's memory until exec, and Linux carries
+        // that memory's high-water mark into the child's ru_maxrss.)
         var status: Int32 = 0
         var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw CLIFailure("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))", code: .software) }
+        var peak = 0
+        while true {
+            let r = wait4(pid, &status, WNOHANG, &usage)
+            if r == pid { break }
+            if r < 0, errno != EINTR { throw CLIFailure("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))", code: .software) }
+            peak = max(peak, peakRSS(of: pid) ?? 0)
+            usleep(5_000)
         }
         let elapsed = seconds(start.duration(to: .now))
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-        return ChildRun(status: exit, seconds: elapsed, maxRSS: usage.ru_maxrss * 1024, stderr: err)
+        return ChildRun(status: exit, seconds: elapsed, maxRSS: peak, stderr: err)
+    }
+
+    /// `VmHWM` of a running process, in bytes (nil once it has exited).
+    static func peakRSS(of pid: pid_t) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        return kb * 1024
     }
 
     /// The import part: generate the file, then Python, `healthgate import --jsonl` and the
