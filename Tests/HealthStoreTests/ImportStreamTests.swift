@@ -167,5 +167,17 @@ struct ImportStreamTests {
         let tombstones = "SELECT count(*) FROM deleted_samples"
         #expect(try scalar(a.store, tombstones) == scalar(b.store, tombstones))
         #expect(try scalar(a.store, tombstones) > 0)
+        // The per-source rollups statistics read (schema 3) come out the same too.
+        func rollups(_ store: HealthStore) throws -> [String] {
+            try store.withConnection { db in
+                let st = try db.prepare("SELECT type_id, slot, source_id, count, sum, vmin, vmax, recent_value, stale FROM sample_rollups ORDER BY 1, 2, 3", cached: false)
+                var rows: [String] = []
+                while try st.step() { rows.append((0..<9).map { String(st.double($0)) }.joined(separator: " ")) }
+                return rows
+            }
+        }
+        let ra = try rollups(a.store)
+        #expect(!ra.isEmpty)
+        #expect(ra == (try rollups(b.store)))
     }
 }
