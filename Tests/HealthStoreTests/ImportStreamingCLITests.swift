@@ -138,7 +138,10 @@ struct ImportStreamingCLITests {
         #expect(c.code == 65 && c.err.contains("ends inside element 2"), "\(c.err)")
         #expect(c.out.contains("1 inserted"))
 
-        #expect(try cli.run(["import"]).code == 64)
+        let none = try cli.run(["import"])
+        #expect(none.code == 64 && none.err.contains("--jsonl FILE"), "\(none.err)")
+        let help = try cli.run(["import", "--help"], db: false)
+        #expect(help.code == 0 && help.err.isEmpty && help.out.contains("--json-array"), "\(help.err)")
         #expect(try cli.run(["import", "--jsonl", file, "--json-array", file]).code == 64)
     }
 

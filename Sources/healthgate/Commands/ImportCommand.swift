@@ -48,11 +48,16 @@ struct ImportCommand: ParsableCommand {
 
     func validate() throws {
         if batch < 1 { throw Self.exit(for: CLIFailure("--batch \(batch) is not a number of lines: use 1 or more (default 5000).", code: .usage)) }
+    }
+
+    /// Exactly one file option. Checked in `run`, not `validate`: ArgumentParser validates while
+    /// it prints `--help`, which would print this sentence under the help.
+    private func checkFileOptions() throws {
         switch (jsonl, jsonArray) {
         case (nil, nil):
-            throw Self.exit(for: CLIFailure("import needs a file: --jsonl FILE (one sample per line) or --json-array FILE (a JSON array, as 'samples --json' prints).", code: .usage))
+            throw CLIFailure("import needs a file: --jsonl FILE (one sample per line) or --json-array FILE (a JSON array, as 'samples --json' prints).", code: .usage)
         case (.some, .some):
-            throw Self.exit(for: CLIFailure("--jsonl and --json-array cannot be used together: import one file at a time.", code: .usage))
+            throw CLIFailure("--jsonl and --json-array cannot be used together: import one file at a time.", code: .usage)
         default: break
         }
     }
@@ -68,6 +73,7 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
+            try checkFileOptions()
             var p = Progress(array: isArray)
             do {
                 try importFile(&p)
