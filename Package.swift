@@ -54,11 +54,13 @@ let package = Package(
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"]),
         // What a systemd service speaks: sd_notify datagrams (readiness, watchdog, status), journal priorities.
         .target(name: "Systemd", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // The TOML configuration `run` and the serial commands read (straps, pedometer rules, profiles, ingest settings).
+        .target(name: "Configuration",
+                dependencies: ["GATT", "Ingest", "SerialPedometer", "Udev", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The composition root: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
-                               "BluetoothLinux", "Simulators", "Systemd",
-                               .product(name: "TOMLKit", package: "TOMLKit"),
+                               "BluetoothLinux", "Simulators", "Systemd", "Configuration",
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
         .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
@@ -99,7 +101,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
                     dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
-                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd"]),
+                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "Configuration"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
     ]

@@ -1,5 +1,6 @@
 import Gateway
 import Testing
+@testable import Configuration
 
 /// A configuration that must be refused: its text, the line the error must name, and words the
 /// message must contain.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Gateway
 @testable import Ingest
+@testable import Configuration
 
 /// Config files: every key read, and every mistake reported with file, line and what is wrong.
 @Suite struct GatewayConfigTests {

@@ -8,6 +8,7 @@ import Testing
 import Udev
 @testable import Gateway
 @testable import Ingest
+@testable import Configuration
 
 /// The `[[pedometer]]` keys `serial watch` has as options (id, format with vendor profiles,
 /// counter bits, device time, flow control): read, and every mistake reported with file, line

@@ -9,6 +9,7 @@ import Testing
 import Udev
 @testable import Gateway
 @testable import Ingest
+@testable import Configuration
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

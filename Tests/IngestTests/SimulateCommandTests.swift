@@ -4,6 +4,7 @@ import HealthStore
 import Testing
 @testable import Gateway
 import HealthGateTesting
+@testable import Configuration
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

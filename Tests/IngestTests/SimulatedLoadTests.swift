@@ -4,6 +4,7 @@ import HealthGateTesting
 import Simulators
 import Testing
 @testable import Gateway
+@testable import Configuration
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Gateway
 import HealthGateTesting
+@testable import Configuration
 
 /// `[[strap]] socket = "/path"`: a strap reached over a Unix socket instead of Bluetooth;
 /// exactly one of `address` and `socket`, and every mistake reported with file and line.

@@ -101,12 +101,6 @@ package struct GatewayConfig: Sendable, Equatable {
             if let tag { parts.append("tag:\(tag)") }
             return parts.joined(separator: " ")
         }
-
-        /// The options a ``PedometerSource`` for this rule opens its port and counts with.
-        package var sourceOptions: PedometerSource.Options {
-            PedometerSource.Options(baud: baud, flowControl: flowControl, format: format,
-                                    counterBits: counterBits, trustDeviceTime: trustDeviceTime)
-        }
     }
 
     /// The file this came from (for messages).
