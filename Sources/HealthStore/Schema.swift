@@ -100,6 +100,48 @@ enum Schema {
         // 4: the bulk writer sums a call's rows per slot and upserts each slot once
         // (Statistics/RollupBatch.swift); the insert trigger steps aside while it does.
         RollupBatch.migration,
+        // 5: quantity series (issue #12, docs/store.md "Quantity series"): a series sample and
+        // its chunks of encoded quantities with per-chunk aggregates. Adds, moves nothing: every
+        // existing sample stays in `samples` with its id (the change feed's anchor) and every
+        // tombstone stays. A series' `change_seq` is drawn from the samples' AUTOINCREMENT
+        // sequence, so one anchor number orders both; deleting a series leaves one tombstone.
+        """
+        CREATE TABLE series(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uuid BLOB NOT NULL UNIQUE,
+            type_id INTEGER NOT NULL REFERENCES types(id),
+            source_id INTEGER NOT NULL REFERENCES sources(id),
+            device_id INTEGER REFERENCES devices(id),
+            sensor_location INTEGER,
+            start REAL NOT NULL,            -- the earliest start of its quantities
+            "end" REAL NOT NULL,            -- the latest end
+            count INTEGER NOT NULL,         -- quantities stored
+            first_index INTEGER NOT NULL DEFAULT 0,   -- index of its first quantity (an imported part)
+            open INTEGER NOT NULL,          -- 1 while a writer may still append
+            change_seq INTEGER NOT NULL     -- the change feed's position of its last growth
+        );
+        CREATE INDEX series_type_start ON series(type_id, start);
+        CREATE INDEX series_change ON series(change_seq);
+        CREATE TABLE series_chunks(
+            series_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,           -- 0, 1, … in append order
+            first_index INTEGER NOT NULL,   -- the series index of its first quantity
+            start REAL NOT NULL,            -- the earliest start in the chunk
+            "end" REAL NOT NULL,            -- the latest end
+            count INTEGER NOT NULL,
+            sum REAL, min REAL, max REAL,   -- of the values
+            weighted REAL, weight REAL,     -- Σ value × weight and Σ weight (as statistics weigh)
+            first REAL, last REAL,          -- the values of the first and last quantity appended
+            recent REAL, recent_start REAL, recent_end REAL,   -- the latest-ending quantity
+            data BLOB NOT NULL,             -- SeriesCodec
+            change_seq INTEGER NOT NULL,    -- the change feed's position of its last write
+            PRIMARY KEY(series_id, seq)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER series_tombstone AFTER DELETE ON series BEGIN
+            INSERT INTO deleted_samples(uuid, type_id, deleted_at)
+            VALUES (old.uuid, old.type_id, (julianday('now') - 2440587.5) * 86400.0);
+        END;
+        """,
     ]
 
     /// The schema version this build writes.
