@@ -174,9 +174,21 @@ package struct HeartRateRecordMapper: Sendable {
         return (first, invalid)
     }
 
+    /// A receipt time rounded to the millisecond (unchanged when it has no finer digits, or is
+    /// not finite): `(t × 1000).rounded() / 1000`, the form the series codec stores exactly at
+    /// its millisecond scale (docs/store.md, "The encoding").
+    @inlinable
+    public static func receiptTime(_ t: Double) -> Double {
+        let ms = (t * 1000).rounded()
+        return ms.isFinite ? ms / 1000 : t
+    }
+
     /// Maps notification `m` received at `t` (Unix seconds), handing each record to `emit`: the
     /// heart-rate record (unless 0 bpm), then an energy record when energy was spent, then an
     /// SDNN record when a window completed. Returns whether a heart-rate record was emitted.
+    ///
+    /// `t` is rounded to the millisecond (``receiptTime(_:)``): BLE connection intervals are at
+    /// least 7.5 ms, so nothing is lost, and the store's series encode such times in 2 bytes.
     ///
     /// `emit`'s attachment is nil except for a heart-rate record with more RR intervals than fit
     /// inline: then it carries all of them (push the record with it). `payload`, the
@@ -186,6 +198,7 @@ package struct HeartRateRecordMapper: Sendable {
     @discardableResult
     package mutating func map(_ m: HeartRateMeasurement, at t: Double, payload: UnsafeRawBufferPointer? = nil,
                              emit: (SampleRecord, SampleAttachment?) -> Void) -> Bool {
+        let t = Self.receiptTime(t)
         let bpm = m.beatsPerMinute
         var flags: SampleRecord.Flags = []
         switch m.sensorContact {

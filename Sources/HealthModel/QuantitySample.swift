@@ -53,6 +53,10 @@ public struct QuantitySample: Sendable, Hashable {
     public let metadata: Metadata
     /// Beat-to-beat intervals, for heart-rate samples from a strap that reports them.
     public let rrIntervals: RRIntervals?
+    /// For a quantity of a quantity series (HKQuantitySeriesSample): its position in the series,
+    /// whose UUID is ``uuid``; nil for a sample stored on its own. A series' quantities share
+    /// the UUID and are told apart by their date interval and this index.
+    public let seriesIndex: Int?
 
     /// Creates and validates a sample, including the type's plausible range.
     /// - Throws: ``HealthModelError`` naming what is wrong and why.
@@ -66,7 +70,8 @@ public struct QuantitySample: Sendable, Hashable {
     /// Creates and validates a sample; `checkingPlausibility: false` skips only the plausible
     /// range, for reading back what an older version stored (it stays readable and deletable).
     package init(uuid: UUID, type: QuantityType, quantity: Quantity, start: Date, end: Date, source: Source,
-                 device: Device?, metadata: Metadata, rrIntervals: RRIntervals?, checkingPlausibility: Bool) throws {
+                 device: Device?, metadata: Metadata, rrIntervals: RRIntervals?, checkingPlausibility: Bool,
+                 seriesIndex: Int? = nil) throws {
         guard quantity.unit.isCompatible(with: type.canonicalUnit) else {
             throw HealthModelError.incompatibleUnits(quantity.unit, type.canonicalUnit)
         }
@@ -94,6 +99,16 @@ public struct QuantitySample: Sendable, Hashable {
         self.device = (device?.isEmpty ?? true) ? nil : device
         self.metadata = metadata
         self.rrIntervals = rrIntervals
+        self.seriesIndex = seriesIndex
+    }
+
+    /// This sample as quantity `index` of the series whose UUID it has (a series' quantity, as
+    /// `samples` reads it and `import` saves it back). A negative index is refused.
+    public func inSeries(index: Int) throws -> QuantitySample {
+        guard index >= 0 else { throw HealthModelError.invalidMetadata(key: "series", reason: "a quantity's index in its series is 0 or more (got \(index))") }
+        return try QuantitySample(uuid: uuid, type: type, quantity: quantity, start: startDate, end: endDate, source: source,
+                                  device: device, metadata: metadata, rrIntervals: rrIntervals, checkingPlausibility: false,
+                                  seriesIndex: index)
     }
 
     /// The value in the type's canonical unit.

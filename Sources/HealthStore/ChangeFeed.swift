@@ -198,7 +198,9 @@ extension HealthStore {
                                              deletedAt: Date(timeIntervalSince1970: del.double(3))))
             }
 
-            // Then additions, in row-id (= commit) order.
+            // Then additions, in position (= commit) order: sample rows by id, series by the
+            // position of their last growth (drawn from the same sequence), each with the
+            // quantities of its chunks written since the anchor.
             var filter = predicate ?? SampleQuery()
             filter.type = nil
             let (whereSQL, whereArgs) = try whereClause(filter)
@@ -209,19 +211,26 @@ extension HealthStore {
             if let room { addSQL += " LIMIT \(room + 1)" }
             let add = try db.prepare(addSQL, cached: predicate == nil)
             add.bind(all: [.int(from.sampleID)] + whereArgs + typeIDs.map { .int($0) })
-            var samples: [QuantitySample] = []
-            var lastID = from.sampleID
-            while try add.step() {
-                if let room, samples.count == room {
-                    add.reset()
-                    return ChangeSet(samples: samples, deleted: deleted,
-                                     anchor: ChangeAnchor(storeID: meta.storeID, sampleID: lastID, tombstone: head.tombstone),
-                                     hasMore: true)
-                }
-                lastID = add.int64(25)
-                samples.append(try decodeSample(add))
+            var items: [(position: Int64, samples: [QuantitySample])] = []
+            while try add.step() { items.append((add.int64(25), [try decodeSample(add)])) }
+            var seriesFilter = "s.change_seq > ?"
+            if !typeIDs.isEmpty { seriesFilter += " AND s.type_id IN (\(typeList))" }
+            let hits = try seriesHits(db, filter, extra: seriesFilter, extraArgs: [.int(from.sampleID)] + typeIDs.map { .int($0) },
+                                      changedAfter: from.sampleID)
+            if !hits.isEmpty {
+                var bySeries: [Int64: (position: Int64, samples: [QuantitySample])] = [:]
+                for h in hits { bySeries[h.seriesID, default: (h.changeSeq, [])].samples.append(h.sample) }
+                items += bySeries.values
+                items.sort { $0.position < $1.position }
             }
-            return ChangeSet(samples: samples, deleted: deleted,
+            if let room, items.count > room {
+                let kept = items.prefix(room)
+                return ChangeSet(samples: kept.flatMap(\.samples), deleted: deleted,
+                                 anchor: ChangeAnchor(storeID: meta.storeID, sampleID: kept.last?.position ?? from.sampleID,
+                                                      tombstone: head.tombstone),
+                                 hasMore: true)
+            }
+            return ChangeSet(samples: items.flatMap(\.samples), deleted: deleted,
                              anchor: ChangeAnchor(storeID: meta.storeID, sampleID: head.sample, tombstone: head.tombstone),
                              hasMore: false)
         }

@@ -131,7 +131,11 @@ extension HealthStore {
         }
         return try write { w in
             let db = w.connection
-            let count = try db.prepare("SELECT count(*) FROM samples WHERE device_id = ?")
+            // Series quantities name the device through their series row.
+            let count = try db.prepare("""
+                SELECT (SELECT count(*) FROM samples WHERE device_id = ?1)
+                     + (SELECT coalesce(sum(max(count, 1)), 0) FROM series WHERE device_id = ?1)
+                """)
             count.bind(1, id)
             _ = try count.step()
             let samples = count.int(0)

@@ -218,6 +218,9 @@ public final class HealthStore: @unchecked Sendable {
     /// - A sample with a sync identifier replaces a stored sample with the same identifier when
     ///   its sync version is higher (the old one gets a tombstone); with a lower or equal
     ///   version it is ignored.
+    /// - Quantities of a quantity series (``HealthModel/QuantitySample/seriesIndex`` set, as
+    ///   `samples` reads them and `export` writes them) are stored as that series: indices it
+    ///   holds already are duplicates, new ones must continue it (``StoreError/invalidSeries(_:)``).
     /// - Throws: ``StoreError`` (nothing of the batch is kept), or
     ///   ``HealthModelError/unknownType(_:)`` for a type not in ``registry``.
     @discardableResult
@@ -225,9 +228,17 @@ public final class HealthStore: @unchecked Sendable {
         try write { w in
             var summary = SaveSummary()
             let statements = try w.statements()
+            var series: [UUID: [QuantitySample]] = [:]
+            var seriesOrder: [UUID] = []
             for s in samples {
-                summary.add(try w.insert(s, using: statements))
+                if s.seriesIndex != nil {
+                    if series[s.uuid] == nil { seriesOrder.append(s.uuid) }
+                    series[s.uuid, default: []].append(s)
+                } else {
+                    summary.add(try w.insert(s, using: statements))
+                }
             }
+            for u in seriesOrder { summary.add(try w.insertSeries(series[u]!)) }
             let now = Date()
             for (k, v) in state { try w.setState(k, v, at: now) }
             return summary
@@ -236,35 +247,82 @@ public final class HealthStore: @unchecked Sendable {
 
     // MARK: Deleting
 
-    /// Deletes the samples with these UUIDs (each leaves a tombstone). Returns how many existed.
+    /// Deletes the samples with these UUIDs (each leaves a tombstone). A quantity series' UUID
+    /// deletes the series whole — every quantity — and leaves one tombstone (HealthKit's rule).
+    /// Returns how many samples existed (a series counts its quantities).
     @discardableResult
     public func delete(uuids: [UUID]) throws -> Int {
         try write { w in
             let del = try w.connection.prepare("DELETE FROM samples WHERE uuid = ?")
+            let count = try w.connection.prepare("SELECT count FROM series WHERE uuid = ?")
+            let delSeries = try w.connection.prepare("DELETE FROM series WHERE uuid = ?")
             var n = 0
             for u in uuids {
                 del.reset()
                 del.bind(1, u)
                 try del.run()
                 n += w.connection.changes
+                count.bind(1, u)
+                if try count.step() {
+                    n += count.int(0)
+                    count.reset()
+                    delSeries.bind(1, u)   // the trigger writes the tombstone; chunks cascade
+                    try delSeries.run()
+                }
             }
             return n
         }
     }
 
-    /// Deletes every sample `query` selects (its limit and sort apply). Returns the count.
+    /// Deletes every sample `query` selects (its limit and sort apply). A series of which the
+    /// query selects any quantity is deleted whole (HealthKit deletes objects, and a series is
+    /// one object), leaving one tombstone. Returns how many samples were deleted (a series
+    /// counts all its quantities).
     @discardableResult
     public func delete(matching query: SampleQuery) throws -> Int {
         try write { w in
-            let (whereSQL, args) = try self.whereClause(query)
+            let db = w.connection
+            // The series the query reaches, in the query's order and limit.
+            var seriesUUIDs: [UUID] = []
+            var limited = query
+            let hits = try seriesHits(db, query)
+            if !hits.isEmpty {
+                if query.limit != nil {
+                    // The limit counts quantities among individual samples: find both in order.
+                    let (whereSQL, args) = try whereClause(query)
+                    var sql = "\(Self.sampleSelectSQL) WHERE \(whereSQL) ORDER BY \(query.orderBy)"
+                    if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
+                    let st = try db.prepare(sql, cached: false)
+                    st.bind(all: args)
+                    var rows: [(sample: QuantitySample, id: Int64)] = []
+                    while try st.step() { rows.append((try decodeSample(st), st.int64(25))) }
+                    let kept = Self.merge(rows, hits, query: query)
+                    var seen = Set<UUID>()
+                    for s in kept where s.seriesIndex != nil && seen.insert(s.uuid).inserted { seriesUUIDs.append(s.uuid) }
+                    limited.limit = kept.filter { $0.seriesIndex == nil }.count
+                } else {
+                    var seen = Set<UUID>()
+                    for h in hits where seen.insert(h.sample.uuid).inserted { seriesUUIDs.append(h.sample.uuid) }
+                }
+            }
+            let (whereSQL, args) = try self.whereClause(limited)
             var sql = "DELETE FROM samples WHERE id IN (SELECT s.id FROM samples s WHERE \(whereSQL)"
-            sql += " ORDER BY \(query.orderBy)"
-            if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
+            sql += " ORDER BY \(limited.orderBy)"
+            if let limit = limited.limit { sql += " LIMIT \(max(0, limit))" }
             sql += ")"
-            let del = try w.connection.prepare(sql, cached: false)
+            let del = try db.prepare(sql, cached: false)
             del.bind(all: args)
             try del.run()
-            return w.connection.changes
+            var n = db.changes
+            let count = try db.prepare("SELECT count FROM series WHERE uuid = ?")
+            let delSeries = try db.prepare("DELETE FROM series WHERE uuid = ?")
+            for u in seriesUUIDs {
+                count.bind(1, u)
+                if try count.step() { n += count.int(0); count.reset() }
+                delSeries.bind(1, u)
+                try delSeries.run()
+            }
+            return n
         }
     }
 

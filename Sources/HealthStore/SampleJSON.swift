@@ -10,6 +10,9 @@ import HealthModel
 ///  "source": "Watch", "sourceIdentifier": "com.example.watch",
 ///  "device": {"name": "Watch", "manufacturer": "Apple"}, "metadata": {"syncIdentifier": "w-1", "syncVersion": 1}}
 /// ```
+///
+/// A quantity of a quantity series carries the series' UUID and `"series": {"index": n}`, its
+/// position in the series (docs/store.md, "Quantity series").
 public enum SampleJSON {
     /// The JSON object for `sample`, its value expressed in `unit` (default: canonical).
     /// - Throws: ``HealthModelError/incompatibleUnits(_:_:)`` when `unit` does not fit the type.
@@ -31,6 +34,7 @@ public enum SampleJSON {
         if let rr = sample.rrIntervals {
             o["rrIntervals"] = ["ticks": rr.ticks.map(Int.init), "precededByGap": rr.precededByGap]
         }
+        if let i = sample.seriesIndex { o["series"] = ["index": i] }
         return o
     }
 
@@ -129,6 +133,16 @@ public enum SampleJSON {
         let parsed = try QuantitySample(uuid: uuid, type: type, quantity: Quantity(value, unit), start: start, end: end,
                                         source: source, device: device, metadata: metadata, rrIntervals: rr)
         try refuseNUL(parsed)
+        if let series = o["series"], !(series is NSNull) {
+            // A quantity of a quantity series: the series' UUID and the quantity's index.
+            guard let so = series as? [String: Any], let n = number(so["index"]), n >= 0, n == n.rounded(), n < 9e15 else {
+                throw DecodeError(message: "\"series\" must be {\"index\": n} with n a whole number from 0 (the quantity's position in its series)")
+            }
+            guard givenUUID != nil else {
+                throw DecodeError(message: "a series quantity (\"series\") needs its series' \"uuid\"")
+            }
+            return try parsed.inSeries(index: Int(n))
+        }
         guard givenUUID == nil, contentIdentity else { return parsed }
         var rng = SplitMix64(seed: fnv1a(try canonicalContent(parsed)))
         return try QuantitySample(uuid: UUID.timeOrdered(at: start, using: &rng), type: type, quantity: parsed.quantity,

@@ -63,7 +63,11 @@ public struct SampleQuery: Sendable, Hashable {
 }
 
 extension HealthStore {
-    /// The samples `query` selects, values in each type's canonical unit.
+    /// The samples `query` selects, values in each type's canonical unit: individually stored
+    /// samples and every quantity of quantity series (each with its series' UUID and
+    /// ``HealthModel/QuantitySample/seriesIndex``), merged in the query's order. Ties on the
+    /// sort date: individually stored samples in save order, then series quantities by series
+    /// (oldest series first) and index (reversed when descending).
     public func samples(_ query: SampleQuery) throws -> [QuantitySample] {
         try read { db in
             let (whereSQL, args) = try whereClause(query)
@@ -71,10 +75,28 @@ extension HealthStore {
             if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
             let st = try db.prepare(sql, cached: false)
             st.bind(all: args)
-            var out: [QuantitySample] = []
-            while try st.step() { out.append(try decodeSample(st)) }
-            return out
+            var rows: [(sample: QuantitySample, id: Int64)] = []
+            while try st.step() { rows.append((try decodeSample(st), st.int64(25))) }
+            let hits = try seriesHits(db, query)
+            if hits.isEmpty { return rows.map(\.sample) }
+            return Self.merge(rows, hits, query: query)
         }
+    }
+
+    /// Individually stored samples (in the query's order) and series quantities, in the
+    /// query's order (see ``samples(_:)`` for ties), cut to its limit.
+    static func merge(_ rows: [(sample: QuantitySample, id: Int64)], _ hits: [SeriesHit], query: SampleQuery) -> [QuantitySample] {
+        typealias Key = (date: Double, group: Int, id: Int64, index: Int)
+        func date(_ s: QuantitySample) -> Double {
+            query.sortBy == .startDate ? s.startDate.timeIntervalSince1970 : s.endDate.timeIntervalSince1970
+        }
+        var all: [(key: Key, sample: QuantitySample)] = []
+        all.reserveCapacity(rows.count + hits.count)
+        for r in rows { all.append(((date(r.sample), 0, r.id, 0), r.sample)) }
+        for h in hits { all.append(((date(h.sample), 1, h.seriesID, h.index), h.sample)) }
+        if query.ascending { all.sort { $0.key < $1.key } } else { all.sort { $0.key > $1.key } }
+        if let limit = query.limit, all.count > max(0, limit) { all.removeLast(all.count - max(0, limit)) }
+        return all.map(\.sample)
     }
 
     /// The most recent sample (latest end date) of `type`, or nil when there is none.
@@ -82,14 +104,16 @@ extension HealthStore {
         try samples(.mostRecent(type)).first
     }
 
-    /// How many samples `query` selects (its limit ignored).
+    /// How many samples `query` selects (its limit ignored), series quantities included.
     public func count(_ query: SampleQuery) throws -> Int {
         try read { db in
             let (whereSQL, args) = try whereClause(query)
             let st = try db.prepare("SELECT count(*) FROM samples s WHERE \(whereSQL)", cached: false)
             st.bind(all: args)
             _ = try st.step()
-            return st.int(0)
+            let n = st.int(0)
+            st.reset()
+            return n + (try seriesHits(db, query).count)
         }
     }
 

@@ -18,17 +18,23 @@ extension HealthStore {
     /// Samples without a device are not listed. With `type`, only samples of that type count.
     public func devicesBySource(type: QuantityType? = nil) throws -> [String: [SourceDevice]] {
         try read { db in
-            var sql = """
-                SELECT src.identifier, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
-                       d.software_version, d.local_identifier, d.udi_device_identifier, d.kind, d.alias, count(*)
-                FROM samples s JOIN sources src ON src.id = s.source_id JOIN devices d ON d.id = s.device_id
-                """
+            // Individually stored samples and series quantities (a series row counts its quantities).
+            var typeFilter = ""
             var args: [SQLValue] = []
             if let type {
-                sql += " WHERE s.type_id = ?"
-                args.append(.int(try typeID(type)))
+                typeFilter = " WHERE type_id = ?"
+                let id = SQLValue.int(try typeID(type))
+                args = [id, id]
             }
-            sql += " GROUP BY s.source_id, s.device_id ORDER BY count(*) DESC, d.id"
+            let sql = """
+                SELECT src.identifier, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
+                       d.software_version, d.local_identifier, d.udi_device_identifier, d.kind, d.alias, sum(n) AS total
+                FROM (SELECT source_id, device_id, count(*) AS n FROM samples\(typeFilter) GROUP BY source_id, device_id
+                      UNION ALL
+                      SELECT source_id, device_id, sum(count) AS n FROM series\(typeFilter) GROUP BY source_id, device_id) s
+                JOIN sources src ON src.id = s.source_id JOIN devices d ON d.id = s.device_id
+                GROUP BY s.source_id, s.device_id ORDER BY total DESC, d.id
+                """
             let st = try db.prepare(sql, cached: false)
             st.bind(all: args)
             var out: [String: [SourceDevice]] = [:]

@@ -40,18 +40,26 @@ extension HealthStore {
     /// that have samples of that type (HKSourceQuery), counting only those samples.
     public func sources(type: QuantityType? = nil) throws -> [SourceInfo] {
         try read { db in
-            var sql = """
-                SELECT src.name, src.identifier, src.version, src.rank, src.tier,
-                       count(s.id), min(s.start), max(s."end")
-                FROM sources src LEFT JOIN samples s ON s.source_id = src.id
-                """
+            // Individually stored samples and series (a series counts its quantities; its start
+            // and end are its quantities' earliest start and latest end).
+            var typeFilter = ""
             var args: [SQLValue] = []
             if let type {
-                sql += " AND s.type_id = ?"
-                args.append(.int(try typeID(type)))
+                typeFilter = " WHERE type_id = ?"
+                let id = SQLValue.int(try typeID(type))
+                args = [id, id]
             }
-            sql += " GROUP BY src.id"
-            if type != nil { sql += " HAVING count(s.id) > 0" }
+            var sql = """
+                SELECT src.name, src.identifier, src.version, src.rank, src.tier,
+                       coalesce(sum(s.n), 0), min(s.first), max(s.last)
+                FROM sources src LEFT JOIN (
+                    SELECT source_id, count(*) AS n, min(start) AS first, max("end") AS last FROM samples\(typeFilter) GROUP BY source_id
+                    UNION ALL
+                    SELECT source_id, sum(count) AS n, min(start) AS first, max("end") AS last FROM series\(typeFilter) GROUP BY source_id
+                ) s ON s.source_id = src.id
+                GROUP BY src.id
+                """
+            if type != nil { sql += " HAVING coalesce(sum(s.n), 0) > 0" }
             sql += " ORDER BY src.rank"
             let st = try db.prepare(sql, cached: false)
             st.bind(all: args)

@@ -373,6 +373,13 @@ extension HealthStore {
                 points.append(StatPoint(value: st.double(0), start: st.double(1), end: st.double(2),
                                         source: st.int64(3), id: st.int64(4)))
             }
+            // Quantity series (docs/store.md): every quantity as a point, decoded (the bridge
+            // until statistics read the chunk aggregates).
+            let series = try seriesStatPoints(db, query.sampleQuery)
+            if !series.isEmpty {
+                points += series
+                points.sort { ($0.start, $0.id) < ($1.start, $1.id) }
+            }
             return (points, try sourceRanks(db))
         }
     }

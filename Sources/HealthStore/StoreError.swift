@@ -28,6 +28,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A migration step failed on this file (its tables disagree with its schema version);
     /// the step was rolled back.
     case migrationFailed(path: String, from: Int, message: String)
+    /// Quantities of one quantity series that cannot be stored as given (they disagree on the
+    /// series' type, source or device, or their indices leave a gap): bad data.
+    case invalidSeries(String)
 
     /// SQLite's primary result code (the low byte of the extended code), or nil.
     public var primaryCode: Int32? {
@@ -60,6 +63,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .notHealthGateStore, .schemaVersionLost: return .data
         case .migrationFailed: return .corrupt
         case .needsMigration: return .config
+        case .invalidSeries: return .data
         }
     }
 
@@ -110,7 +114,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "a stored row is unreadable: \(what)."
         case .notFound(let what):
             return "\(what)."
-        case .invalidQuery(let what), .notFinite(let what):
+        case .invalidQuery(let what), .notFinite(let what), .invalidSeries(let what):
             return "\(what)."
         case .storeMissing(let path, let reason):
             return "there is no health store at \(path) (\(reason)); this command only reads and never creates one: check --db or $HEALTHGATE_DB, or create the store with a writing command such as `healthgate add` or `healthgate run`."

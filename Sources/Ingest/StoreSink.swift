@@ -34,6 +34,20 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
         package var synchronousPragma: String { self == .group ? "NORMAL" : "FULL" }
     }
 
+    /// How heart-rate readings are stored.
+    package enum Storage: String, Sendable, Equatable, CaseIterable {
+        /// As quantity series (docs/store.md, "Quantity series"): the default.
+        case series
+        /// One `samples` row per reading, as before series existed (the benchmark's baseline
+        /// and the tests' reference).
+        case individual
+    }
+
+    /// How heart-rate readings are stored (``Storage``).
+    package let storage: Storage
+    /// The open series of this writer (nil with ``Storage/individual``); writer thread only.
+    private let series: SeriesWriter?
+
     /// The durability mode: the one asked for, until a failed sync switches group commit to
     /// ``Durability/everyCommit`` for good (see ``sync()``).
     package var durability: Durability { mode.withLock { $0 } }
@@ -43,9 +57,11 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
     /// told otherwise). It sets the store connection's `synchronous` pragma to match, and its
     /// checkpoint size (``walAutocheckpointPages``, ``journalSizeLimitBytes``).
     /// - Throws: ``SinkError`` when the pragmas cannot be set.
-    package init(store: HealthStore, durability: Durability = .group) throws(SinkError) {
+    package init(store: HealthStore, durability: Durability = .group, storage: Storage = .series) throws(SinkError) {
         self.store = store
         self.mode = Mutex(durability)
+        self.storage = storage
+        self.series = storage == .series ? SeriesWriter() : nil
         do { try store.withConnection { try $0.execute(Self.pragmas(for: durability)) } } catch {
             throw SinkError(.io, "cannot set the writer's connection settings (\(Self.pragmas(for: durability))) on \(store.path): \(error)")
         }
@@ -113,6 +129,7 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
     package func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable,
                       attachments: BatchAttachments) throws(SinkError) {
         let table = slots.snapshot()
+        let before = series?.state
         do {
             try store.write { w in
                 // Slot -> row id, resolved once per batch (arrays, not dictionaries).
@@ -120,53 +137,85 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
                 var sourceIDs = [Int64](repeating: -1, count: table.sources.count)
                 var deviceIDs = [Int64](repeating: -1, count: table.devices.count)
                 let heartRateSlot = table.types.firstIndex(of: .heartRate).map { UInt16($0) }
-                // Record -> the store's row; RR ticks are handed over in place.
-                func bind(_ r: SampleRecord, _ binder: inout SampleRowBinder) throws {
+                func ids(_ r: SampleRecord) throws -> (type: Int64, source: Int64, device: Int64?) {
                     let ts = Int(r.typeSlot), ss = Int(r.sourceSlot)
                     guard ts < typeIDs.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
                     guard ss < sourceIDs.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }
                     if typeIDs[ts] < 0 { typeIDs[ts] = try w.typeID(table.types[ts]) }
                     if sourceIDs[ss] < 0 { sourceIDs[ss] = try w.sourceID(table.sources[ss]) }
-                    var row = SampleRow(typeID: typeIDs[ts], sourceID: sourceIDs[ss], value: r.value, start: r.start, end: r.end,
-                                        sensorLocation: r.heartRateSensorLocation)
+                    var device: Int64?
                     let ds = Int(r.deviceSlot)
                     if r.deviceSlot != SlotTable.noDevice && ds < deviceIDs.count {
                         if deviceIDs[ds] < 0 { deviceIDs[ds] = try w.deviceID(table.devices[ds]) }
-                        row.deviceID = deviceIDs[ds]
+                        device = deviceIDs[ds]
                     }
-                    if r.typeSlot == heartRateSlot {
-                        row.sensorContact = !r.flags.contains(.contactSupported) ? .notSupported
-                            : r.flags.contains(.contactDetected) ? .detected : .notDetected
-                    }
-                    if r.flags.contains(.payloadTruncated) { row.flags.insert(.payloadTruncated) }
-                    else if r.flags.contains(.energySaturated) { row.flags.insert(.energySaturated) }
-                    if r.flags.contains(.rrPrecededByGap) { row.flags.insert(.rrPrecededByGap) }
-                    withUnsafeBytes(of: r.rr) { raw in
-                        binder.bind(row, rrTicks: UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt16.self),
-                                                                     count: Int(r.rrCount)))
+                    return (typeIDs[ts], sourceIDs[ss], device)
+                }
+                func contact(_ r: SampleRecord) -> SensorContact? {
+                    guard r.typeSlot == heartRateSlot else { return nil }
+                    return !r.flags.contains(.contactSupported) ? .notSupported
+                        : r.flags.contains(.contactDetected) ? .detected : .notDetected
+                }
+                func rowFlags(_ r: SampleRecord) -> SampleRow.Flags {
+                    var flags: SampleRow.Flags = []
+                    if r.flags.contains(.payloadTruncated) { flags.insert(.payloadTruncated) }
+                    else if r.flags.contains(.energySaturated) { flags.insert(.energySaturated) }
+                    if r.flags.contains(.rrPrecededByGap) { flags.insert(.rrPrecededByGap) }
+                    return flags
+                }
+                func withRR<T>(_ r: SampleRecord, _ body: (UnsafeBufferPointer<UInt16>) throws -> T) rethrows -> T {
+                    try withUnsafeBytes(of: r.rr) { raw in
+                        try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt16.self), count: Int(r.rrCount)))
                     }
                 }
-                // Records with extras go through the store's sync rules below (rare: pedometers);
-                // the fast path takes the others, compacted only when the batch has such records.
+                // Record -> the store's row; RR ticks are handed over in place.
+                func bind(_ r: SampleRecord, _ binder: inout SampleRowBinder) throws {
+                    let (type, source, device) = try ids(r)
+                    let row = SampleRow(typeID: type, sourceID: source, deviceID: device, value: r.value, start: r.start, end: r.end,
+                                        sensorLocation: r.heartRateSensorLocation, sensorContact: contact(r), flags: rowFlags(r))
+                    withRR(r) { binder.bind(row, rrTicks: $0) }
+                }
+                // Heart-rate readings go to their series (docs/store.md, "Quantity series");
+                // records with extras go through the store's sync rules below (rare:
+                // pedometers); the bulk insert takes the others, compacted only when needed.
+                let seriesWriter = heartRateSlot == nil ? nil : series
+                func toSeries(_ r: SampleRecord) -> Bool {
+                    seriesWriter != nil && r.typeSlot == heartRateSlot && !r.flags.contains(.attached)
+                }
                 var fast = records
                 var compacted: UnsafeMutableBufferPointer<SampleRecord>?
                 defer { compacted?.deallocate() }
-                if records.contains(where: { $0.flags.contains(.attached) }) {
+                if records.contains(where: { $0.flags.contains(.attached) || toSeries($0) }) {
                     let c = UnsafeMutableBufferPointer<SampleRecord>.allocate(capacity: records.count)
                     var n = 0
-                    for r in records where !r.flags.contains(.attached) { c[n] = r; n += 1 }
+                    for r in records where !r.flags.contains(.attached) && !toSeries(r) { c[n] = r; n += 1 }
                     compacted = c
                     fast = UnsafeBufferPointer(rebasing: c[0..<n])
                 }
                 let rows = fast
                 try w.insertNew(count: rows.count) { i, binder in try bind(rows[i], &binder) }
+                if let seriesWriter {
+                    for r in records where toSeries(r) {
+                        let (type, source, device) = try ids(r)
+                        try withRR(r) { rr in
+                            try seriesWriter.append(w, key: SeriesWriter.Key(typeID: type, sourceID: source, deviceID: device),
+                                                    style: table.types[Int(r.typeSlot)].aggregationStyle,
+                                                    sensorLocation: r.heartRateSensorLocation, start: r.start, end: r.end,
+                                                    value: r.value, contact: contact(r), flags: rowFlags(r), rr: rr)
+                        }
+                    }
+                    try seriesWriter.flush(w)
+                }
                 try writeAttached(records, table: table, attachments: attachments, with: w)
             }
         } catch let e as SinkError {
+            if let before { series?.restore(before) }
             throw e
         } catch let e as StoreError {
+            if let before { series?.restore(before) }
             throw SinkError(Self.kind(of: e), e.description)
         } catch {
+            if let before { series?.restore(before) }
             throw SinkError(.rejected, "\(error)")
         }
     }

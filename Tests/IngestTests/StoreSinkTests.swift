@@ -52,7 +52,8 @@ import HealthGateTesting
         let slots = SlotTable()
         let hr = try slots.slot(for: .heartRate)
         let src = try slots.slot(for: Source(name: "t"))
-        let sink = try StoreSink(store: store)
+        // Rows of their own (heart rate goes to series by default; these ids are the rows').
+        let sink = try StoreSink(store: store, storage: .individual)
         var recs = (0..<3_000).map { SampleRecord(typeSlot: hr, value: 60, start: Double($0), end: Double($0), sourceSlot: src) }
         try recs.withUnsafeMutableBufferPointer { try sink.write(UnsafeBufferPointer($0), slots: slots) }
         recs = Array(recs.prefix(10))

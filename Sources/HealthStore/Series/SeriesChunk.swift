@@ -1,0 +1,134 @@
+import HealthModel
+
+/// What a quantity's ``SeriesQuantity/attributes`` bits mean in the store (docs/store.md,
+/// "Quantity series"): the per-quantity metadata a strap reading carries.
+///
+/// ```
+/// bits 0–1  sensor contact: 0 none, 1 notSupported, 2 notDetected, 3 detected
+/// bit  2    RR preceded by a gap (meaningful with RR intervals)
+/// bit  3    HGPayloadTruncated = 1
+/// bit  4    HGEnergySaturated = 1
+/// ```
+enum SeriesAttributes {
+    static let gap: UInt16 = 1 << 2
+    static let truncated: UInt16 = 1 << 3
+    static let saturated: UInt16 = 1 << 4
+
+    /// The bits of a row's per-quantity metadata.
+    static func encode(contact: SensorContact?, flags: SampleRow.Flags) -> UInt16 {
+        var a: UInt16
+        switch contact {
+        case nil: a = 0
+        case .notSupported?: a = 1
+        case .notDetected?: a = 2
+        case .detected?: a = 3
+        }
+        if flags.contains(.rrPrecededByGap) { a |= gap }
+        if flags.contains(.payloadTruncated) { a |= truncated }
+        if flags.contains(.energySaturated) { a |= saturated }
+        return a
+    }
+
+    static func contact(_ a: UInt16) -> SensorContact? {
+        switch a & 3 {
+        case 1: return .notSupported
+        case 2: return .notDetected
+        case 3: return .detected
+        default: return nil
+        }
+    }
+}
+
+/// A chunk's aggregates (the `series_chunks` columns beside its data), computed as statistics
+/// weigh a quantity that lies wholly inside one bucket (docs/queries.md): the sum adds each
+/// value whole; `weighted`/`weight` are Σ value × w and Σ w with w = the span in seconds for a
+/// temporally weighted type (an instant weighs 1 s) and w = 1 for every other type; `recent`
+/// is the quantity with the latest end (ties: the latest start, then the later one appended).
+struct SeriesAggregates: Equatable {
+    var count = 0
+    var sum = 0.0
+    var minimum = Double.infinity
+    var maximum = -Double.infinity
+    var weighted = 0.0
+    var weight = 0.0
+    var first = 0.0
+    var last = 0.0
+    var recent = 0.0
+    var recentStart = -Double.infinity
+    var recentEnd = -Double.infinity
+    /// Earliest start and latest end.
+    var start = Double.infinity
+    var end = -Double.infinity
+
+    init() {}
+
+    init(_ q: some Collection<SeriesQuantity>, style: AggregationStyle) {
+        for x in q { add(x, style: style) }
+    }
+
+    mutating func add(_ q: SeriesQuantity, style: AggregationStyle) {
+        if count == 0 { first = q.value }
+        last = q.value
+        count += 1
+        sum += q.value
+        minimum = Swift.min(minimum, q.value)
+        maximum = Swift.max(maximum, q.value)
+        let w = style == .discreteTemporallyWeighted && q.end > q.start ? q.end - q.start : 1
+        weighted += q.value * w
+        weight += w
+        if (q.end, q.start) >= (recentEnd, recentStart) { recent = q.value; recentStart = q.start; recentEnd = q.end }
+        start = Swift.min(start, q.start)
+        end = Swift.max(end, q.end)
+    }
+}
+
+/// The `series_chunks` upsert: a chunk row written whole, or rewritten while it is open.
+enum SeriesChunkSQL {
+    static let upsert = """
+        INSERT INTO series_chunks(series_id, seq, start, "end", count, sum, min, max, weighted, weight,
+                                  first, last, recent, recent_start, recent_end, data, first_index, change_seq)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(series_id, seq) DO UPDATE SET
+            start = excluded.start, "end" = excluded."end", count = excluded.count, sum = excluded.sum,
+            min = excluded.min, max = excluded.max, weighted = excluded.weighted, weight = excluded.weight,
+            first = excluded.first, last = excluded.last, recent = excluded.recent,
+            recent_start = excluded.recent_start, recent_end = excluded.recent_end, data = excluded.data,
+            first_index = excluded.first_index, change_seq = excluded.change_seq
+        """
+
+    /// Writes chunk `seq` of series row `seriesID` with `quantities` (not empty), the first of
+    /// which is quantity `firstIndex` of the series.
+    static func write(_ db: Connection, seriesID: Int64, seq: Int, firstIndex: Int, quantities: [SeriesQuantity],
+                      style: AggregationStyle, changeSeq: Int64) throws {
+        let a = SeriesAggregates(quantities, style: style)
+        let st = try db.prepare(upsert)
+        st.bind(1, seriesID); st.bind(2, seq); st.bind(3, a.start); st.bind(4, a.end); st.bind(5, a.count)
+        st.bind(6, a.sum); st.bind(7, a.minimum); st.bind(8, a.maximum); st.bind(9, a.weighted); st.bind(10, a.weight)
+        st.bind(11, a.first); st.bind(12, a.last); st.bind(13, a.recent); st.bind(14, a.recentStart); st.bind(15, a.recentEnd)
+        let bytes = SeriesCodec.encode(quantities)
+        bytes.withUnsafeBytes { st.bind(16, bytes: $0) }
+        st.bind(17, firstIndex)
+        st.bind(18, changeSeq)
+        try st.run()
+    }
+
+    /// Reserves `count` positions of the change feed's sequence (the samples' AUTOINCREMENT
+    /// counter, docs/change-feed.md) and returns the first: a series created or grown in this
+    /// transaction takes one as its `change_seq`, so one anchor number orders samples and series.
+    static func nextChangeSeqs(_ db: Connection, count: Int) throws -> Int64 {
+        // AUTOINCREMENT hands out max(sqlite_sequence, max(id)) + 1; keep both in step.
+        let bump = try db.prepare("UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT max(id) FROM samples), 0)) + ? WHERE name = 'samples'")
+        bump.bind(1, count)
+        try bump.run()
+        if db.changes == 0 {
+            let ins = try db.prepare("INSERT INTO sqlite_sequence(name, seq) VALUES ('samples', coalesce((SELECT max(id) FROM samples), 0) + ?)")
+            ins.bind(1, count)
+            try ins.run()
+        }
+        let read = try db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'samples'")
+        _ = try read.step()
+        let last = read.int64(0)
+        read.reset()
+        return last - Int64(count) + 1
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import HealthModel
+
+/// One quantity of a series read back, with what merging it among individually stored samples
+/// needs: the series' row id and the quantity's index.
+struct SeriesHit {
+    var sample: QuantitySample
+    var seriesID: Int64
+    var index: Int
+    /// The series' `change_seq` (the change feed's position of its last growth).
+    var changeSeq: Int64
+    /// The series' source row id.
+    var sourceID: Int64
+}
+
+extension HealthStore {
+    /// The columns of a series row with its source and device, as ``seriesHits(_:_:where:args:range:)``
+    /// reads them.
+    static let seriesSelectSQL = """
+        SELECT s.id, s.uuid, s.type_id, src.name, src.identifier, src.version,
+               d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
+               d.local_identifier, d.udi_device_identifier, s.device_id, s.sensor_location, s.change_seq, s.source_id
+        FROM series s JOIN sources src ON src.id = s.source_id LEFT JOIN devices d ON d.id = s.device_id
+        """
+
+    /// The series quantities `q` selects (its sort and limit not applied), lock held. `extra`
+    /// adds conditions on the series row (`s.…`) with their arguments; `changedAfter` keeps only
+    /// the chunks written after that change-feed position (the change feed's growth).
+    func seriesHits(_ db: Connection, _ q: SampleQuery, extra: String? = nil, extraArgs: [SQLValue] = [],
+                    changedAfter: Int64? = nil) throws -> [SeriesHit] {
+        var filter = q
+        filter.start = nil; filter.end = nil; filter.strictStartDate = false; filter.strictEndDate = false
+        let (whereSQL, args) = try whereClause(filter)
+        var sql = "\(Self.seriesSelectSQL) WHERE \(whereSQL)"
+        var allArgs = args
+        // Series and chunks hold the earliest start and the latest end of their quantities:
+        // a loose overlap test here, the exact predicate per quantity below.
+        if let e = q.end { sql += " AND s.start < ?"; allArgs.append(.double(e.timeIntervalSince1970)) }
+        if let b = q.start { sql += " AND s.\"end\" >= ?"; allArgs.append(.double(b.timeIntervalSince1970)) }
+        if let extra { sql += " AND \(extra)"; allArgs += extraArgs }
+        sql += " ORDER BY s.id"
+        let st = try db.prepare(sql, cached: false)
+        st.bind(all: allArgs)
+        struct Row { var id: Int64; var uuid: UUID; var type: QuantityType; var source: Source; var device: Device?
+                     var location: HeartRateSensorLocation?; var changeSeq: Int64; var sourceID: Int64 }
+        var rows: [Row] = []
+        while try st.step() {
+            guard let uuid = st.uuid(1) else { throw StoreError.corruptRow("a series' uuid is not 16 bytes") }
+            var device: Device?
+            if !st.isNull(14) {
+                device = Device(name: st.string(6), manufacturer: st.string(7), model: st.string(8),
+                                hardwareVersion: st.string(9), firmwareVersion: st.string(10),
+                                softwareVersion: st.string(11), localIdentifier: st.string(12),
+                                udiDeviceIdentifier: st.string(13))
+            }
+            rows.append(Row(id: st.int64(0), uuid: uuid, type: try type(id: st.int64(2)),
+                            source: Source(name: st.string(3) ?? "?", identifier: st.string(4), version: st.string(5)),
+                            device: device, location: st.optionalInt(15).flatMap(HeartRateSensorLocation.init(rawValue:)),
+                            changeSeq: st.int64(16), sourceID: st.int64(17)))
+        }
+        guard !rows.isEmpty else { return [] }
+        var chunkSQL = "SELECT first_index, data FROM series_chunks WHERE series_id = ?"
+        var chunkArgs: [SQLValue] = []
+        if let e = q.end { chunkSQL += " AND start < ?"; chunkArgs.append(.double(e.timeIntervalSince1970)) }
+        if let b = q.start { chunkSQL += " AND \"end\" >= ?"; chunkArgs.append(.double(b.timeIntervalSince1970)) }
+        if let c = changedAfter { chunkSQL += " AND change_seq > ?"; chunkArgs.append(.int(c)) }
+        chunkSQL += " ORDER BY seq"
+        let chunks = try db.prepare(chunkSQL)
+        let range = QuantityRange(q)
+        var out: [SeriesHit] = []
+        for r in rows {
+            chunks.reset()
+            chunks.bind(all: [.int(r.id)] + chunkArgs)
+            while try chunks.step() {
+                let first = chunks.int(0)
+                let bytes = [UInt8](chunks.data(1) ?? Data())
+                let quantities: [SeriesQuantity]
+                do { quantities = try SeriesCodec.decode(bytes) } catch {
+                    throw StoreError.corruptRow("series \(r.uuid): \(error)")
+                }
+                for (k, x) in quantities.enumerated() where range.contains(x) {
+                    out.append(SeriesHit(sample: try Self.sample(x, of: r.uuid, type: r.type, source: r.source, device: r.device,
+                                                                 location: r.location, index: first + k),
+                                         seriesID: r.id, index: first + k, changeSeq: r.changeSeq, sourceID: r.sourceID))
+                }
+            }
+        }
+        return out
+    }
+
+    /// The series quantities `q` selects as statistics points (lock held). A point's `id`
+    /// orders it after every individually stored sample's and by series, then index: ids
+    /// from 2^52 on are series quantities (series row id × 2^24 + index; a series holds fewer
+    /// than 2^24 quantities, 194 days at 1 Hz).
+    func seriesStatPoints(_ db: Connection, _ q: SampleQuery) throws -> [StatPoint] {
+        let base: Int64 = 1 << 52
+        return try seriesHits(db, q).map { (h: SeriesHit) -> StatPoint in
+            let id: Int64 = base + h.seriesID &* 16_777_216 + Int64(h.index)
+            return StatPoint(value: h.sample.quantity.value, start: h.sample.startDate.timeIntervalSince1970,
+                             end: h.sample.endDate.timeIntervalSince1970, source: h.sourceID, id: id)
+        }
+    }
+
+    /// A series quantity as the sample `samples` lists (the series' UUID, its index).
+    static func sample(_ x: SeriesQuantity, of uuid: UUID, type: QuantityType, source: Source, device: Device?,
+                       location: HeartRateSensorLocation?, index: Int) throws -> QuantitySample {
+        var m = Metadata()
+        m.heartRateSensorLocation = location
+        m.sensorContact = SeriesAttributes.contact(x.attributes)
+        if x.attributes & SeriesAttributes.truncated != 0 { m.user[Metadata.payloadTruncatedKey] = .number(1) }
+        if x.attributes & SeriesAttributes.saturated != 0 { m.user[Metadata.energySaturatedKey] = .number(1) }
+        let rr = x.rr.isEmpty ? nil : RRIntervals(ticks: x.rr, precededByGap: x.attributes & SeriesAttributes.gap != 0)
+        do {
+            return try QuantitySample(uuid: uuid, type: type, quantity: Quantity(x.value, type.canonicalUnit),
+                                      start: Date(timeIntervalSince1970: x.start), end: Date(timeIntervalSince1970: x.end),
+                                      source: source, device: device, metadata: m, rrIntervals: rr,
+                                      checkingPlausibility: false, seriesIndex: index)
+        } catch {
+            throw StoreError.corruptRow("series \(uuid), quantity \(index): \(error)")
+        }
+    }
+}
+
+/// The time predicate of a ``SampleQuery`` applied to one quantity, exactly as
+/// ``HealthStore/rangeClause(start:end:strictStart:strictEnd:)`` applies it to a row.
+struct QuantityRange {
+    var start: Double?
+    var end: Double?
+    var strictStart: Bool
+    var strictEnd: Bool
+
+    init(_ q: SampleQuery) {
+        start = q.start?.timeIntervalSince1970
+        end = q.end?.timeIntervalSince1970
+        strictStart = q.strictStartDate
+        strictEnd = q.strictEndDate
+    }
+
+    func contains(_ x: SeriesQuantity) -> Bool {
+        if let e = end, !(x.start < e) { return false }
+        if let b = start {
+            guard x.end > b || (x.start == x.end && x.start >= b) else { return false }
+            if strictStart, !(x.start >= b) { return false }
+        }
+        if let e = end, strictEnd, !(x.end <= e) { return false }
+        return true
+    }
+}

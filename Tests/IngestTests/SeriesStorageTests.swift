@@ -1,0 +1,290 @@
+import Foundation
+import HealthGateTesting
+import HealthModel
+@testable import HealthStore
+import Testing
+@testable import Ingest
+
+/// The ingest writer's quantity series (issue #12, docs/store.md "Quantity series"): strap
+/// heart rate stored as series reads back exactly as when each reading is its own row.
+@Suite struct SeriesStorageTests {
+    static func tempPath(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("series-\(name)-\(UUID().uuidString)")
+            .appendingPathComponent("health.sqlite").path
+    }
+
+    /// A deterministic generator (SplitMix64).
+    struct Rng: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    struct Stream {
+        let slots = SlotTable()
+        var batches: [[SampleRecord]] = []
+        var start = Double.infinity, end = -Double.infinity
+    }
+
+    /// Random readings of two straps (two sources, overlapping in time) plus some step records:
+    /// 1 Hz and 4 Hz stretches, duplicate receipt times, clock steps backwards, gaps longer than
+    /// a series allows (a reconnect), sensor location changes, RR lists of 0–9, every flag.
+    static func stream(seed: UInt64) throws -> Stream {
+        var rng = Rng(state: seed)
+        var s = Stream()
+        let hr = try s.slots.slot(for: .heartRate)
+        let steps = try s.slots.slot(for: .stepCount)
+        let sources = [try s.slots.slot(for: Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")),
+                       try s.slots.slot(for: Source(name: "Other Gateway", identifier: "com.example.gw"))]
+        let devices = [try s.slots.slot(for: Device(name: "Strap A", localIdentifier: "AA:01")),
+                       try s.slots.slot(for: Device(name: "Strap B", localIdentifier: "BB:02"))]
+        var clocks = [1_790_000_000.0, 1_790_000_000.0 + Double(rng.next() % 30)]
+        var locations: [HeartRateSensorLocation?] = [.chest, nil]
+        let n = 200 + Int(rng.next() % 800)
+        var all: [SampleRecord] = []
+        for _ in 0..<n {
+            let k = Int(rng.next() % 2)
+            switch rng.next() % 100 {
+            case 0..<60: clocks[k] += 1
+            case 60..<75: clocks[k] += 0.25
+            case 75..<82: break                                              // duplicate receipt time
+            case 82..<88: clocks[k] -= Double(1 + rng.next() % 5000) / 1000    // clock step backwards
+            case 88..<92: clocks[k] += Double(61 + rng.next() % 600)           // reconnect
+            case 92..<94: locations[k] = [.chest, .wrist, nil][Int(rng.next() % 3)]
+            case 94..<97: clocks[k] += Double(rng.next() % 1000) / 1000 + 0.001  // sub-second at ms resolution
+            default: clocks[k] += 59.9
+            }
+            let t = (clocks[k] * 1000).rounded() / 1000
+            var flags: SampleRecord.Flags = []
+            switch rng.next() % 3 {
+            case 0: break
+            case 1: flags.insert(.contactSupported)
+            default: flags.formUnion([.contactSupported, .contactDetected])
+            }
+            if rng.next() % 10 == 0 { flags.insert(.rrPrecededByGap) }
+            if rng.next() % 20 == 0 { flags.insert(.payloadTruncated) }
+            var r = SampleRecord(typeSlot: hr, value: Double(40 + rng.next() % 160), start: t, end: t,
+                                 sourceSlot: sources[k], deviceSlot: devices[k], flags: flags)
+            r.heartRateSensorLocation = locations[k]
+            for _ in 0..<Int(rng.next() % 10) { r.appendRR(UInt16(300 + rng.next() % 1200)) }
+            all.append(r)
+            s.start = min(s.start, t); s.end = max(s.end, t)
+            if rng.next() % 15 == 0 {
+                all.append(SampleRecord(typeSlot: steps, value: Double(rng.next() % 50), start: t - 10, end: t,
+                                        sourceSlot: sources[k], deviceSlot: devices[k]))
+            }
+        }
+        var i = 0
+        while i < all.count {
+            let size = 1 + Int(rng.next() % 40)
+            s.batches.append(Array(all[i..<min(all.count, i + size)]))
+            i += size
+        }
+        return s
+    }
+
+    /// What a sample says apart from its identity (UUID and series index).
+    struct Content: Hashable {
+        var type: String, value: Double, start: Double, end: Double, source: Source, device: Device?
+        var metadata: Metadata, rr: RRIntervals?
+        init(_ s: QuantitySample) {
+            type = s.type.identifier; value = s.quantity.value
+            start = s.startDate.timeIntervalSince1970; end = s.endDate.timeIntervalSince1970
+            source = s.source; device = s.device; metadata = s.metadata; rr = s.rrIntervals
+        }
+    }
+
+    static func write(_ stream: Stream, to path: String, storage: StoreSink.Storage) throws -> HealthStore {
+        let store = try HealthStore(path: path)
+        let sink = try StoreSink(store: store, storage: storage)
+        for b in stream.batches {
+            try b.withUnsafeBufferPointer { try sink.write($0, slots: stream.slots) }
+        }
+        return store
+    }
+
+    /// The same answer in the same order; among samples tied on the sort date the order may
+    /// differ (save order vs series order), so ties compare as multisets. With a limit, the
+    /// samples tied at the cut may differ too: there only the dates must agree.
+    static func expectSame(_ a: [QuantitySample], _ b: [QuantitySample], _ q: SampleQuery, _ what: String) {
+        #expect(a.count == b.count, "\(what): \(a.count) vs \(b.count)")
+        guard a.count == b.count else { return }
+        func date(_ s: QuantitySample) -> Double {
+            q.sortBy == .startDate ? s.startDate.timeIntervalSince1970 : s.endDate.timeIntervalSince1970
+        }
+        #expect(a.map(date) == b.map(date), "\(what): order")
+        let cut = q.limit != nil && a.count == q.limit ? a.last.map(date) : nil
+        var x: [Double: [Content: Int]] = [:], y: [Double: [Content: Int]] = [:]
+        for s in a where date(s) != cut { x[date(s), default: [:]][Content(s), default: 0] += 1 }
+        for s in b where date(s) != cut { y[date(s), default: [:]][Content(s), default: 0] += 1 }
+        #expect(x == y, "\(what): content")
+    }
+
+    @Test("random streams stored as series and as rows give identical samples, counts and statistics", arguments: 0..<12)
+    func seriesEqualsRows(seed: Int) async throws {
+        try await offThread {
+            let stream = try Self.stream(seed: UInt64(seed) &* 7919 &+ 17)
+            let series = try Self.write(stream, to: Self.tempPath("s"), storage: .series)
+            let rows = try Self.write(stream, to: Self.tempPath("r"), storage: .individual)
+            #expect(try Self.scalar(series, "SELECT count(*) FROM samples WHERE type_id = (SELECT id FROM types WHERE identifier = 'heartRate')") == 0)
+            #expect(try Self.scalar(series, "SELECT count(*) FROM series") > 0)
+            var rng = Rng(state: UInt64(seed) + 99)
+            var queries = [SampleQuery(), SampleQuery(type: .heartRate), SampleQuery(type: .heartRate, sortBy: .endDate, ascending: false),
+                           SampleQuery(type: .heartRate, device: "Strap B"), SampleQuery(source: "Other Gateway", ascending: false),
+                           SampleQuery(type: .heartRate, sensorLocation: .chest), .mostRecent(.heartRate)]
+            for _ in 0..<25 {
+                let span = stream.end - stream.start
+                let a = stream.start - 5 + Double(rng.next() % UInt64(span + 10)), b = a + Double(rng.next() % 900)
+                // Bounds exactly on a reading's time too (the instant edge rules).
+                let lo = rng.next() % 3 == 0 ? a.rounded() : a
+                queries.append(SampleQuery(type: rng.next() % 4 == 0 ? nil : .heartRate,
+                                           start: rng.next() % 5 == 0 ? nil : Date(timeIntervalSince1970: lo),
+                                           end: rng.next() % 5 == 0 ? nil : Date(timeIntervalSince1970: b),
+                                           strictStartDate: rng.next() % 3 == 0, strictEndDate: rng.next() % 3 == 0,
+                                           sortBy: rng.next() % 2 == 0 ? .startDate : .endDate, ascending: rng.next() % 2 == 0,
+                                           limit: rng.next() % 3 == 0 ? Int(rng.next() % 50) : nil))
+            }
+            for q in queries {
+                Self.expectSame(try series.samples(q), try rows.samples(q), q, "seed \(seed) \(q)")
+                var unlimited = q
+                unlimited.limit = nil
+                #expect(try series.count(unlimited) == (try rows.count(unlimited)), "seed \(seed) count \(q)")
+            }
+            // Statistics (the bridge that decodes series) merge the two sources identically.
+            let options: StatisticsOptions = [.discreteAverage, .discreteMin, .discreteMax, .mostRecent]
+            for tz in ["UTC", "Europe/Berlin", "Pacific/Chatham"] {
+                let q = StatisticsQuery(type: .heartRate, options: options)
+                let a = try series.statisticsCollection(q, interval: try StatisticsInterval(parsing: "7min"), timeZone: TimeZone(identifier: tz)!)
+                let b = try rows.statisticsCollection(q, interval: try StatisticsInterval(parsing: "7min"), timeZone: TimeZone(identifier: tz)!)
+                #expect(a == b, "seed \(seed) \(tz)")
+            }
+            #expect(try series.statistics(StatisticsQuery(type: .heartRate, options: options.union(.separateBySource)))
+                    == (try rows.statistics(StatisticsQuery(type: .heartRate, options: options.union(.separateBySource)))))
+        }
+    }
+
+    static func scalar(_ store: HealthStore, _ sql: String) throws -> Int {
+        try store.withConnection { db in
+            let st = try db.prepare(sql, cached: false)
+            _ = try st.step()
+            let n = st.int(0)
+            st.reset()
+            return n
+        }
+    }
+
+    @Test("chunks hold at most 120 quantities or 60 s, their aggregates are what their quantities give, a 60 s silence starts a new series")
+    func chunkBoundsAndAggregates() async throws {
+        try await offThread {
+            let stream = try Self.stream(seed: 4242)
+            let store = try Self.write(stream, to: Self.tempPath("c"), storage: .series)
+            let chunks = try store.withConnection { db -> [(series: Int64, count: Int, span: Double, agg: [Double?], data: [UInt8], first: Int)] in
+                let st = try db.prepare("""
+                    SELECT series_id, count, "end" - start, sum, min, max, weighted, weight, first, last, recent, recent_start,
+                           recent_end, start, "end", data, first_index FROM series_chunks ORDER BY series_id, seq
+                    """, cached: false)
+                var out: [(Int64, Int, Double, [Double?], [UInt8], Int)] = []
+                while try st.step() {
+                    out.append((st.int64(0), st.int(1), st.double(2), (3...14).map { st.optionalDouble(Int32($0)) },
+                                [UInt8](st.data(15) ?? Data()), st.int(16)))
+                }
+                return out
+            }
+            #expect(!chunks.isEmpty)
+            var next: [Int64: Int] = [:]
+            for c in chunks {
+                #expect(c.count >= 1 && c.count <= 120)
+                #expect(c.span <= 60)
+                let q = try SeriesCodec.decode(c.data)
+                #expect(q.count == c.count)
+                #expect(c.first == next[c.series, default: 0], "chunks continue each other's indices")
+                next[c.series] = c.first + c.count
+                // Heart rate is temporally weighted: an instant weighs 1 s.
+                let values = q.map(\.value)
+                let recent = q.indices.max { (q[$0].end, q[$0].start, $0) < (q[$1].end, q[$1].start, $1) }!
+                let expected: [Double?] = [values.reduce(0, +), values.min(), values.max(), values.reduce(0, +), Double(q.count),
+                                           values.first, values.last, q[recent].value, q[recent].start, q[recent].end,
+                                           q.map(\.start).min(), q.map(\.end).max()]
+                #expect(c.agg == expected)
+            }
+            // Within a series, no reading starts more than 60 s after the latest end before it.
+            let series = try store.samples(SampleQuery(type: .heartRate)).filter { $0.seriesIndex != nil }
+            for (_, quantities) in Dictionary(grouping: series, by: \.uuid) {
+                let ordered = quantities.sorted { $0.seriesIndex! < $1.seriesIndex! }
+                #expect(ordered.map(\.seriesIndex!) == Array(ordered.first!.seriesIndex!..<(ordered.first!.seriesIndex! + ordered.count)))
+                var latest = -Double.infinity
+                for q in ordered {
+                    if latest > -.infinity { #expect(q.startDate.timeIntervalSince1970 <= latest + 60) }
+                    latest = max(latest, q.endDate.timeIntervalSince1970)
+                }
+                #expect(Set(ordered.map(\.source)).count == 1 && Set(ordered.map(\.device)).count == 1)
+                #expect(Set(ordered.map(\.metadata.heartRateSensorLocation)).count == 1)
+            }
+            // Only the newest series of each strap is still open.
+            #expect(try Self.scalar(store, "SELECT count(*) FROM series WHERE open = 1") <= 2)
+        }
+    }
+
+    @Test("every batch's commit holds every reading so far: a second connection reads them after each batch, the open chunk rewritten in place")
+    func openChunkIsDurableAtEachCommit() async throws {
+        try await offThread {
+            let path = Self.tempPath("d")
+            let store = try HealthStore(path: path)
+            let slots = SlotTable()
+            let hr = try slots.slot(for: .heartRate)
+            let src = try slots.slot(for: Source(name: "HealthGate BLE", identifier: "org.healthgate.ble"))
+            let dev = try slots.slot(for: Device(name: "Strap", localIdentifier: "AA:01"))
+            let sink = try StoreSink(store: store)
+            let reader = try HealthStore(path: path, mode: .readOnly)
+            var written = 0
+            for batch in 0..<50 {
+                var recs: [SampleRecord] = []
+                for k in 0..<3 {
+                    let t: Double = 1_790_000_000 + Double(batch * 3 + k)
+                    recs.append(SampleRecord(typeSlot: hr, value: Double(60 + k), start: t, end: t, sourceSlot: src, deviceSlot: dev))
+                }
+                try recs.withUnsafeBufferPointer { try sink.write($0, slots: slots) }
+                written += 3
+                #expect(try reader.count(SampleQuery(type: .heartRate)) == written)
+            }
+            // 150 readings at 1 Hz: chunks of 60 s (61 readings: the span is inclusive) in one series.
+            #expect(try Self.scalar(store, "SELECT count(*) FROM series") == 1)
+            #expect(try Self.scalar(store, "SELECT count(*) FROM series_chunks") == 3)
+            #expect(try Self.scalar(store, "SELECT sum(count) FROM series_chunks") == 150)
+        }
+    }
+
+    @Test("a failed batch leaves the series as before it: the retried batch is stored once")
+    func failedBatchRollsBackTheSeries() async throws {
+        try await offThread {
+            let store = try HealthStore(path: Self.tempPath("f"))
+            let slots = SlotTable()
+            let hr = try slots.slot(for: .heartRate)
+            let src = try slots.slot(for: Source(name: "HealthGate BLE", identifier: "org.healthgate.ble"))
+            let sink = try StoreSink(store: store)
+            func reading(_ i: Int, _ value: Double, source: UInt16) -> SampleRecord {
+                let t: Double = 1_790_000_000 + Double(i)
+                return SampleRecord(typeSlot: hr, value: value, start: t, end: t, sourceSlot: source)
+            }
+            let good = (0..<5).map { reading($0, 70, source: src) }
+            try good.withUnsafeBufferPointer { try sink.write($0, slots: slots) }
+            // A reading naming an unregistered source fails the whole batch after the readings
+            // before it were appended to the series.
+            var bad = (5..<10).map { reading($0, 71, source: src) }
+            bad.append(reading(10, 72, source: 999))
+            #expect(throws: SinkError.self) { try bad.withUnsafeBufferPointer { try sink.write($0, slots: slots) } }
+            #expect(try store.count(SampleQuery(type: .heartRate)) == 5)
+            bad.removeLast()
+            try bad.withUnsafeBufferPointer { try sink.write($0, slots: slots) }
+            let all = try store.samples(SampleQuery(type: .heartRate))
+            #expect(all.map(\.quantity.value) == [70, 70, 70, 70, 70, 71, 71, 71, 71, 71])
+            #expect(all.map(\.seriesIndex) == (0..<10).map { $0 })
+            #expect(Set(all.map(\.uuid)).count == 1)
+        }
+    }
+}
