@@ -244,7 +244,9 @@ extension HealthStore {
     /// - Throws: ``HealthModelError/optionNotAllowed(option:type:style:)`` for options that do
     ///   not fit the type; ``StoreError`` on database errors.
     public func statistics(_ query: StatisticsQuery) throws -> Statistics {
-        try statistics(query, path: .streaming)
+        // Quantity series are read by the all-rows engine's bridge (docs/store.md) until the
+        // streaming path reads their chunks.
+        try statistics(query, path: try hasSeries(query) ? .loadAll : .streaming)
     }
 
     /// ``statistics(_:)`` computed by the chosen implementation (tests and benchmark).
@@ -268,7 +270,8 @@ extension HealthStore {
     /// empty ones included. Without a range, the range is the span of the matching samples.
     public func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval,
                                      anchor: Date? = nil, timeZone: TimeZone = .current) throws -> [Statistics] {
-        try statisticsCollection(query, interval: interval, anchor: anchor, timeZone: timeZone, path: .streaming)
+        try statisticsCollection(query, interval: interval, anchor: anchor, timeZone: timeZone,
+                                 path: try hasSeries(query) ? .loadAll : .streaming)
     }
 
     /// ``statisticsCollection(_:interval:anchor:timeZone:)`` computed by the chosen

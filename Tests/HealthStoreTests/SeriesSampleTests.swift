@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import HealthModel
 import Testing
 @testable import HealthStore
@@ -152,6 +153,30 @@ import Testing
         let again = try other.store.save(parsed)
         #expect(again.inserted == 0 && again.duplicates == lines.count)
         #expect(try other.store.samples(SampleQuery()).count == lines.count)
+    }
+
+    @Test("the CLI: replay stores strap heart rate as series; export → import into a new store → export is the same file; a second import adds nothing")
+    func cliRoundTrip() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        // The repository's strap capture (300 notifications at 1 Hz with RR), from the package root.
+        let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("samples/strap-session.capture.jsonl").path
+        let replay = try cli.run(["replay", capture, "--max"])
+        #expect(replay.code == 0, "\(replay.err)")
+        let exported = try cli.run(["export", "--format", "jsonl"])
+        #expect(exported.code == 0, "\(exported.err)")
+        let lines = exported.out.split(separator: "\n")
+        #expect(lines.filter { $0.contains(#""series":{"index":"#) }.count >= 290, "heart rate exported as series quantities")
+        let file = try cli.write("export.jsonl", exported.out)
+        let other = cli.dir.appendingPathComponent("other.sqlite").path
+        let imported = try HealthGateExecutable.run(["import", "--jsonl", file, "--db", other, "--json"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let again = try HealthGateExecutable.run(["export", "--format", "jsonl", "--db", other])
+        #expect(again.stdout == exported.out)
+        let second = try HealthGateExecutable.run(["import", "--jsonl", file, "--db", other, "--json"])
+        #expect(second.status == 0 && second.stdout.contains(#""inserted":0"#), "\(second.stdout)")
+        #expect(try HealthGateExecutable.run(["export", "--format", "jsonl", "--db", other]).stdout == exported.out)
     }
 
     @Test("import refuses series quantities that cannot be one series, in one sentence")

@@ -22,6 +22,19 @@ extension HealthStore {
 extension StoreWriter {
     /// The work of ``HealthStore/saveImported(_:)`` inside an open transaction.
     package func insertImported(_ samples: [QuantitySample]) throws -> SaveSummary {
+        if samples.contains(where: { $0.seriesIndex != nil }) {
+            // Quantities of quantity series (export's lines with "series") are stored as their
+            // series (docs/store.md, "Quantity series"); the other samples as before.
+            var series: [UUID: [QuantitySample]] = [:]
+            var order: [UUID] = []
+            for s in samples where s.seriesIndex != nil {
+                if series[s.uuid] == nil { order.append(s.uuid) }
+                series[s.uuid, default: []].append(s)
+            }
+            var summary = try insertImported(samples.filter { $0.seriesIndex == nil })
+            for u in order { summary.add(try insertSeries(series[u]!)) }
+            return summary
+        }
         var summary = SaveSummary()
         let db = connection
         let many = try db.prepare(SampleColumns.insertSQL(rows: Self.rowsPerStatement)).handle

@@ -88,6 +88,23 @@ extension HealthStore {
         return out
     }
 
+    /// Whether any quantity series of the query's type may lie in its range (a loose test on
+    /// the series' earliest start and latest end): statistics then take the path that reads
+    /// series (``seriesStatPoints(_:_:)``).
+    func hasSeries(_ query: StatisticsQuery) throws -> Bool {
+        try read { db in
+            var sql = "SELECT 1 FROM series WHERE type_id = ?"
+            var args: [SQLValue] = [.int(try typeID(query.type))]
+            if let e = query.end { sql += " AND start < ?"; args.append(.double(e.timeIntervalSince1970)) }
+            if let b = query.start { sql += " AND \"end\" >= ?"; args.append(.double(b.timeIntervalSince1970)) }
+            let st = try db.prepare(sql + " LIMIT 1", cached: false)
+            st.bind(all: args)
+            let found = try st.step()
+            st.reset()
+            return found
+        }
+    }
+
     /// The series quantities `q` selects as statistics points (lock held). A point's `id`
     /// orders it after every individually stored sample's and by series, then index: ids
     /// from 2^52 on are series quantities (series row id × 2^24 + index; a series holds fewer
