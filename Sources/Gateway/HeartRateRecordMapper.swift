@@ -187,8 +187,10 @@ package struct HeartRateRecordMapper: Sendable {
     /// heart-rate record (unless 0 bpm), then an energy record when energy was spent, then an
     /// SDNN record when a window completed. Returns whether a heart-rate record was emitted.
     ///
-    /// `t` is rounded to the millisecond (``receiptTime(_:)``): BLE connection intervals are at
-    /// least 7.5 ms, so nothing is lost, and the store's series encode such times in 2 bytes.
+    /// The heart-rate record's time is `t` rounded to the millisecond (``receiptTime(_:)``): BLE
+    /// connection intervals are at least 7.5 ms, so nothing is lost, and the store's series
+    /// encode such times in 2 bytes. Energy intervals use the same rounded time; beat times
+    /// (SDNN windows, rebuilt backwards from the receipt) keep `t`.
     ///
     /// `emit`'s attachment is nil except for a heart-rate record with more RR intervals than fit
     /// inline: then it carries all of them (push the record with it). `payload`, the
@@ -198,7 +200,6 @@ package struct HeartRateRecordMapper: Sendable {
     @discardableResult
     package mutating func map(_ m: HeartRateMeasurement, at t: Double, payload: UnsafeRawBufferPointer? = nil,
                              emit: (SampleRecord, SampleAttachment?) -> Void) -> Bool {
-        let t = Self.receiptTime(t)
         let bpm = m.beatsPerMinute
         var flags: SampleRecord.Flags = []
         switch m.sensorContact {
@@ -215,7 +216,8 @@ package struct HeartRateRecordMapper: Sendable {
             flags.insert(.payloadTruncated)
             counters.truncated += 1
         }
-        var r = SampleRecord(typeSlot: slots.heartRate, value: Double(bpm), start: t, end: t,
+        let receipt = Self.receiptTime(t)
+        var r = SampleRecord(typeSlot: slots.heartRate, value: Double(bpm), start: receipt, end: receipt,
                              sourceSlot: slots.source, deviceSlot: slots.device, flags: flags)
         r.heartRateSensorLocation = sensorLocation
 
@@ -301,12 +303,12 @@ package struct HeartRateRecordMapper: Sendable {
                     counters.energySamples += 1
                     // A clock stepped backwards (NTP after a Pi booted without an RTC) would make
                     // the interval end before it starts: it becomes zero-length at the new time.
-                    emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: min(last.at, t), end: t,
+                    emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: min(last.at, receipt), end: receipt,
                                       sourceSlot: slots.source, deviceSlot: slots.device,
                                       flags: kj == 0xFFFF ? .energySaturated : []), nil)
                 }
             }
-            lastEnergy = (kj, t)
+            lastEnergy = (kj, receipt)
             energyNeedsReset = kj == 0xFFFF
         }
         if let sdnn { emit(sdnn, nil) }

@@ -68,8 +68,10 @@ import Testing
         let reconnects = false
         let count: Int
         func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
-            let hr = try slots.slot(for: .heartRate), src = try slots.slot(for: Source(name: "burst"))
-            for i in 0..<count { ring.push(SampleRecord(typeSlot: hr, value: 60, start: Double(i), end: Double(i), sourceSlot: src)) }
+            // Step counts: one row each (heart rate would go to a series, a few bytes a reading,
+            // and never fill the page budget this test sets).
+            let steps = try slots.slot(for: .stepCount), src = try slots.slot(for: Source(name: "burst"))
+            for i in 0..<count { ring.push(SampleRecord(typeSlot: steps, value: 60, start: Double(i), end: Double(i + 1), sourceSlot: src)) }
         }
     }
 
