@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs blocking work (a pipeline stop, a child's exit, a peer blocked in `receive`) on a thread
 /// of its own and awaits its result, so an async test never holds one of the cooperative pool's
@@ -15,4 +16,21 @@ package func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
     try await withCheckedThrowingContinuation { c in
         Thread { c.resume(with: Result { try body() }) }.start()
     }
+}
+
+/// The lock ``offThreadOneAtATime(_:)`` takes.
+private let heavyWork = Mutex(())
+
+/// ``offThread(_:)`` for heavy, CPU-bound test bodies (seeded property tests over thousands of
+/// cases, child processes importing large files): they run one at a time. On CI's two cores a
+/// dozen such bodies at once left the suites that drive simulated straps without CPU for longer
+/// than their wall-clock watchdogs (30 s), so straps never connected and those suites failed
+/// only in the full run. Use it for work that computes, never for work that waits on another test.
+package func offThreadOneAtATime<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await offThread { heavyWork.withLock { _ in body() } }
+}
+
+/// ``offThreadOneAtATime(_:)`` for work that throws.
+package func offThreadOneAtATime<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await offThread { try heavyWork.withLock { _ in try body() } }
 }

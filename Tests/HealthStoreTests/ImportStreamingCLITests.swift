@@ -79,7 +79,7 @@ struct ImportStreamingCLITests {
     func memoryStaysFlat() async throws {
         let cli = try CLI()
         defer { cli.cleanup() }
-        try await offThread {
+        try await offThreadOneAtATime {
             for array in [false, true] {
                 var rss: [Int] = []
                 for count in [10_000, 50_000] {

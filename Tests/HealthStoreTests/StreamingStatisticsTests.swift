@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import HealthModel
 import Testing
 @testable import HealthStore
@@ -128,36 +129,44 @@ struct StreamingStatisticsTests {
 
     @Test("random overlapping sources, DST days, every option: streaming equals the oracle",
           arguments: Array(zip(1...12, (0..<12).map { zones[$0 % zones.count] })))
-    func randomStores(seed: Int, zone: (String, String)) throws {
-        var rng = LCG(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15)
-        let tz = try #require(TimeZone(identifier: zone.0))
-        let base = try #require(ISO8601.date(zone.1))
-        let (type, options, values) = Self.types[seed % Self.types.count]
-        let sources = (0..<3).map { Source(name: "S\($0)", identifier: "com.example.s\($0)") }
-        let tmp = try TempStore()
-        try tmp.store.save(try Self.randomSamples(&rng, type: type, values: values, base: base, sources: sources, count: 160))
-        for (i, s) in sources.shuffled(using: &rng).enumerated() { try tmp.store.setPriority(source: s.identifier, rank: i + 1) }
-        try Self.compareAll(tmp.store, type: type, options: options, base: base, zone: tz, rng: &rng, what: "seed \(seed) \(zone.0)")
+    func randomStores(seed: Int, zone: (String, String)) async throws {
+        // Heavy and synchronous: off the cooperative pool, whose threads the other suites' async
+        // tests (simulated straps with wall-clock watchdogs) need meanwhile.
+        try await offThreadOneAtATime {
+            var rng = LCG(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15)
+            let tz = try #require(TimeZone(identifier: zone.0))
+            let base = try #require(ISO8601.date(zone.1))
+            let (type, options, values) = Self.types[seed % Self.types.count]
+            let sources = (0..<3).map { Source(name: "S\($0)", identifier: "com.example.s\($0)") }
+            let tmp = try TempStore()
+            try tmp.store.save(try Self.randomSamples(&rng, type: type, values: values, base: base, sources: sources, count: 160))
+            for (i, s) in sources.shuffled(using: &rng).enumerated() { try tmp.store.setPriority(source: s.identifier, rank: i + 1) }
+            try Self.compareAll(tmp.store, type: type, options: options, base: base, zone: tz, rng: &rng, what: "seed \(seed) \(zone.0)")
 
-        // Delete a third at random: rollups go stale and are recomputed in the same transaction.
-        let all = try tmp.store.samples(SampleQuery(type: type))
-        _ = try tmp.store.delete(uuids: all.filter { _ in Int.random(in: 0..<3, using: &rng) == 0 }.map(\.uuid))
-        #expect(try scalar(tmp.store, "SELECT count(*) FROM sample_rollups WHERE stale <> 0") == 0)
-        try Self.compareAll(tmp.store, type: type, options: options, base: base, zone: tz, rng: &rng, what: "seed \(seed) after delete")
+            // Delete a third at random: rollups go stale and are recomputed in the same transaction.
+            let all = try tmp.store.samples(SampleQuery(type: type))
+            _ = try tmp.store.delete(uuids: all.filter { _ in Int.random(in: 0..<3, using: &rng) == 0 }.map(\.uuid))
+            #expect(try scalar(tmp.store, "SELECT count(*) FROM sample_rollups WHERE stale <> 0") == 0)
+            try Self.compareAll(tmp.store, type: type, options: options, base: base, zone: tz, rng: &rng, what: "seed \(seed) after delete")
+        }
     }
 
     @Test("one source: the streaming engine without rollups gives bit-for-bit the oracle's numbers", arguments: 1...4)
-    func singleSourceExact(seed: Int) throws {
-        var rng = LCG(state: UInt64(seed) &+ 77)
-        let base = try #require(ISO8601.date("2026-03-28T23:00:00Z"))
-        let tmp = try TempStore()
-        try tmp.store.save(try Self.randomSamples(&rng, type: .heartRate, values: 40...180, base: base,
-                                                  sources: [Source(name: "S0", identifier: "com.example.s0")], count: 200))
-        let q = StatisticsQuery(type: .heartRate, options: [.discreteAverage, .discreteMin, .discreteMax, .mostRecent])
-        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
-        let want = try tmp.store.statisticsCollection(q, interval: .hours(1), timeZone: berlin, path: .loadAll)
-        let got = try tmp.store.statisticsCollection(q, interval: .hours(1), timeZone: berlin, path: .streamingRowsOnly)
-        #expect(got == want)
+    func singleSourceExact(seed: Int) async throws {
+        // Heavy and synchronous: off the cooperative pool, whose threads the other suites' async
+        // tests (simulated straps with wall-clock watchdogs) need meanwhile.
+        try await offThreadOneAtATime {
+            var rng = LCG(state: UInt64(seed) &+ 77)
+            let base = try #require(ISO8601.date("2026-03-28T23:00:00Z"))
+            let tmp = try TempStore()
+            try tmp.store.save(try Self.randomSamples(&rng, type: .heartRate, values: 40...180, base: base,
+                                                      sources: [Source(name: "S0", identifier: "com.example.s0")], count: 200))
+            let q = StatisticsQuery(type: .heartRate, options: [.discreteAverage, .discreteMin, .discreteMax, .mostRecent])
+            let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+            let want = try tmp.store.statisticsCollection(q, interval: .hours(1), timeZone: berlin, path: .loadAll)
+            let got = try tmp.store.statisticsCollection(q, interval: .hours(1), timeZone: berlin, path: .streamingRowsOnly)
+            #expect(got == want)
+        }
     }
 
     @Test("a stale rollup (a delete outside the store's write path) is decoded from rows, never trusted")

@@ -127,7 +127,7 @@ import Testing
 
     @Test("random streams stored as series and as rows give identical samples, counts and statistics", arguments: 0..<12)
     func seriesEqualsRows(seed: Int) async throws {
-        try await offThread {
+        try await offThreadOneAtATime {
             let stream = try Self.stream(seed: UInt64(seed) &* 7919 &+ 17)
             let series = try Self.write(stream, to: Self.tempPath("s"), storage: .series)
             let rows = try Self.write(stream, to: Self.tempPath("r"), storage: .individual)
