@@ -171,7 +171,7 @@ package final class GatewayRuntime: Sendable {
             status?(s)
             if due {
                 let prefix = devices?() ?? ""
-                let line = (prefix.isEmpty ? "" : prefix + "; ") + Self.statusLine(s)
+                let line = (prefix.isEmpty ? "" : prefix + "; ") + Self.statusLine(s) + Self.commitsNote(store)
                 // While the store is stalled the status line is the periodic reminder of it, at
                 // the stall's own level, so `journalctl -p warning` shows it lasting.
                 logger.log(level: s.stalledBy == nil ? .info : .warning, "\(line)")
@@ -206,9 +206,15 @@ package final class GatewayRuntime: Sendable {
                 logger.warning("could not checkpoint \(store.path) at stop (\(error)); the last commits are safe in its -wal file")
             }
         }
-        logger.notice("stopped: \(Self.statusLine(final))")
+        logger.notice("stopped: \(Self.statusLine(final))\(Self.commitsNote(store))")
         if let e = failure.withLock({ $0 }) { throw e }
         return final
+    }
+
+    /// The store transactions this process committed, for the status line: what the SD-card
+    /// write profile divides the bytes written by (docs/store.md, "Writes").
+    static func commitsNote(_ store: HealthStore?) -> String {
+        store == nil ? "" : ", \(HealthStore.processCommits) store commits"
     }
 
     /// One line for logs and `systemctl status`.

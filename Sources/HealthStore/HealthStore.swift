@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import Synchronization
 
 /// A HealthKit-style store of quantity samples in one SQLite file.
 ///
@@ -24,6 +25,11 @@ public final class HealthStore: @unchecked Sendable {
     public let registry: QuantityTypeRegistry
     /// How the file was opened.
     public let mode: StoreOpenMode
+
+    /// Write transactions committed so far by every store (every connection) of this process,
+    /// explicit or single-statement: what the SD-card write profile divides bytes written by
+    /// (docs/store.md, "Writes"; `healthgate run` logs it in its status line).
+    package static var processCommits: UInt64 { committedTransactions.load(ordering: .relaxed) }
 
     // Everything below is guarded by `lock`.
     private let lock = NSLock()

@@ -1,5 +1,10 @@
 import CSQLite
 import Foundation
+import Synchronization
+
+/// Write transactions committed by every connection of this process (SQLite's commit hook):
+/// what the SD-card write profile divides the bytes written by (docs/store.md, "Writes").
+let committedTransactions = Atomic<UInt64>(0)
 
 /// SQLite's "the destructor is transient" marker: SQLite copies bound text and blobs at once,
 /// so the Swift buffers may go away after the bind call.
@@ -110,6 +115,10 @@ package final class Connection: @unchecked Sendable {
         }
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        if !readOnly {
+            // Counts every write transaction, explicit or autocommit; 0 lets it commit.
+            sqlite3_commit_hook(db, { _ in committedTransactions.add(1, ordering: .relaxed); return 0 }, nil)
+        }
         return db
     }
 
