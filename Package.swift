@@ -73,7 +73,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
-                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform", "Systemd",
+                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform", "Systemd", "Configuration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -90,6 +90,9 @@ let package = Package(
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
+        .testTarget(name: "SysexitsTests", dependencies: ["Sysexits"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "Ingest", "SerialPedometer", "Udev"]),
+        .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "BluetoothLinuxTests",

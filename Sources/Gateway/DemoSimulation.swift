@@ -116,4 +116,24 @@ package struct DemoSummary {
         notificationsSent = simulation.sent
         pedometerSteps = simulation.pedometerDevices.reduce(0) { $0 + $1.steps }
     }
+
+    /// Every pushed sample was committed or counted as dropped, and none was abandoned.
+    package var everyPushedAccountedFor: Bool { stats.pushed == stats.committed + stats.dropped && stats.abandoned == 0 }
+
+    /// `demo --json`: the pipeline's counters, the stored heart rate's statistics and rows, the
+    /// steps stored against those the simulated pedometers counted, and `noLoss` (nothing
+    /// dropped, every pushed sample committed).
+    package var jsonObject: [String: Any] {
+        [
+            "pushed": stats.pushed, "committed": stats.committed, "dropped": stats.dropped,
+            "abandoned": stats.abandoned, "batches": stats.batches, "failedWrites": stats.failedWrites,
+            "heartRateSamples": heartRateRows, "stepSamples": stepRows,
+            "heartRateAverage": heartRate?.values.average ?? NSNull(),
+            "heartRateMin": heartRate?.values.minimum ?? NSNull(),
+            "heartRateMax": heartRate?.values.maximum ?? NSNull(),
+            "stepsStored": steps?.values.sum ?? 0,
+            "notificationsSent": notificationsSent, "pedometerStepsCounted": pedometerSteps,
+            "noLoss": stats.pushed == stats.committed + stats.dropped && stats.dropped == 0,
+        ]
+    }
 }

@@ -200,3 +200,29 @@ package final class PedometerWatchSession: Sendable {
         Outcome(stats: stats, everythingStored: stats.abandoned == 0 && stats.rejected == 0 && !storeFailing.withLock { $0 })
     }
 }
+
+extension PedometerWatchSession.Event {
+    /// The `serial watch --json` lines of this event (none, one, or two when a stream ends:
+    /// `unplugged` or `stopped`, then its `summary`). `rules` are the session's; `auto`: it waits
+    /// for devices (`--auto`), so an opened port is a `plugged` event.
+    package func jsonObjects(rules: [GatewayConfig.Pedometer], auto: Bool) -> [[String: any Sendable]] {
+        switch self {
+        case .monitoring(let source):
+            return [["event": "monitor", "source": source?.rawValue ?? "scan", "rules": rules.map(\.summary)]]
+        case .carriedOver, .openFailed:
+            return []
+        case .opened(let path, let id, let rule):
+            return auto ? [["event": "plugged", "device": id, "path": path, "matchedBy": rule.summary]] : []
+        case .session(let id, let e):
+            return [e.jsonObject(device: id)]
+        case .ended(_, let id, let gone, let t):
+            let end: [String: any Sendable] = gone.map { ["event": "unplugged", "device": id, "reason": $0] } ?? ["event": "stopped", "device": id]
+            return [end, ["event": "summary", "device": id, "acceptedLines": t.accepted, "rejectedLines": t.rejected,
+                          "samples": t.samples, "steps": t.steps]]
+        case .stored(let id, let n):
+            return [["event": "stored", "device": id, "samples": n]]
+        case .storeFailed(let reason):
+            return [["event": "store-error", "message": reason]]
+        }
+    }
+}

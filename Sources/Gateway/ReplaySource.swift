@@ -1,8 +1,10 @@
 import Capture
 import Foundation
+import HealthStore
 import HealthModel
 import HeartRateProfile
 import Ingest
+import Logging
 import SerialPedometer
 import Synchronization
 
@@ -129,5 +131,47 @@ package struct ReplaySource: IngestSource {
         waitForRoom(in: ring, stop: stop)
         if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
         counters.pushed.add(1, ordering: .relaxed)
+    }
+}
+
+/// What `replay` did: the capture's records through the pipeline into a store, and how fast.
+package struct ReplaySummary {
+    /// Records read from the capture.
+    package var records: Int
+    /// The pipeline's final counters.
+    package var stats: IngestStats
+    /// BLE notifications without a heart rate (skipped, counted).
+    package var skippedNotifications: Int
+    /// Serial lines the pedometer path rejected.
+    package var rejectedLines: Int
+    /// Cut-off last lines of the file (a capture whose writer was killed).
+    package var truncatedTail: Int
+    /// Wall-clock seconds the replay took.
+    package var seconds: Double
+
+    /// Committed samples per second of wall clock.
+    package var samplesPerSecond: Double { Double(stats.committed) / max(seconds, 1e-9) }
+
+    /// Feeds `reader`'s records of `file` through a pipeline of its own into `store`, at `speed`×
+    /// the recorded rate (nil: as fast as the pipeline takes them), until the capture ends.
+    package static func replay(file: String, reader: CaptureReader, into store: HealthStore, speed: Double?,
+                               logger: Logger) throws -> ReplaySummary {
+        let runtime = try GatewayRuntime(store: store, configuration: IngestConfiguration(), logger: logger)
+        let source = ReplaySource(file: file, records: reader.records, speed: speed)
+        let start = Date()
+        let final = try runtime.run(sources: [source], endWhenSourcesEnd: true, statusInterval: .seconds(3600))
+        let s = source.stats
+        return ReplaySummary(records: s.records.load(ordering: .relaxed), stats: final,
+                             skippedNotifications: s.skippedBLE.load(ordering: .relaxed),
+                             rejectedLines: s.rejectedLines.load(ordering: .relaxed), truncatedTail: reader.truncatedTail,
+                             seconds: Date().timeIntervalSince(start))
+    }
+
+    /// `replay --json`: `records`, `pushed`, `committed`, `dropped`, `skippedNotifications`,
+    /// `rejectedLines`, `truncatedTail`, `seconds`, `samplesPerSecond`.
+    package var jsonObject: [String: Any] {
+        ["records": records, "pushed": stats.pushed, "committed": stats.committed, "dropped": stats.dropped,
+         "skippedNotifications": skippedNotifications, "rejectedLines": rejectedLines, "truncatedTail": truncatedTail,
+         "seconds": seconds, "samplesPerSecond": samplesPerSecond]
     }
 }

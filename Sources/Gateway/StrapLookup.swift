@@ -46,6 +46,16 @@ extension StrapTarget {
         return known(address, record: record, addressType: addressType)
     }
 
+    /// ``resolve(_:store:addressType:)`` for a command that only connects (`record`,
+    /// `reset-energy`): the store at `path` is opened read-only, and not at all when it does not
+    /// exist (an address needs none), so looking a strap up never creates, migrates or writes a
+    /// store.
+    /// - Throws: ``StrapLookupError``, or the store's error (a store at an older schema: 78).
+    package static func resolve(_ text: String, storeAt path: String, addressType: AddressType?) throws -> StrapTarget {
+        let store = FileManager.default.fileExists(atPath: path) ? try HealthStore(path: path, mode: .readOnly) : nil
+        return try resolve(text, store: store, addressType: addressType)
+    }
+
     /// Every strap the registry remembers (`live` with no address).
     /// - Throws: ``StrapLookupError/noneRemembered``, or the store's error.
     package static func remembered(in store: HealthStore, addressType: AddressType?) throws -> [StrapTarget] {

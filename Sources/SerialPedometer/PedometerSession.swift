@@ -92,3 +92,25 @@ extension StepInterval {
                                   metadata: Metadata(syncIdentifier: syncIdentifier, syncVersion: 1, user: user))
     }
 }
+
+extension SessionEvent {
+    /// One `serial watch --json` line for device `device`: `event` is line (with the parsed
+    /// `reading`), reject (`reason` code, `detail`, the `line` when it was text), counter
+    /// (`kind`, `detail`) or sample (`steps`, `start`, `end`, `syncIdentifier`, `timingUncertain`).
+    package func jsonObject(device: String) -> [String: any Sendable] {
+        switch self {
+        case .accepted(let line, let r):
+            return ["event": "line", "device": device, "line": line, "reading": r.jsonObject]
+        case .rejected(let line, let why):
+            var o: [String: any Sendable] = ["event": "reject", "device": device, "reason": why.code, "detail": why.description]
+            if let line { o["line"] = line }
+            return o
+        case .counter(let c):
+            return ["event": "counter", "device": device, "kind": c.code, "detail": c.description]
+        case .sample(let s):
+            return ["event": "sample", "device": device, "type": "stepCount", "steps": s.steps,
+                    "start": ISO8601.string(s.start), "end": ISO8601.string(s.end),
+                    "syncIdentifier": s.syncIdentifier, "timingUncertain": s.timingUncertain]
+        }
+    }
+}

@@ -101,3 +101,25 @@ package struct TTYDevice: Sendable, Hashable, Codable {
         }
     }
 }
+
+extension TTYDevice {
+    /// `serial list --json`'s object: the kernel's and udev's names and properties, the ids
+    /// that are known (`vendorID`, `modelID`, `serial`, …, each left out when unknown), the
+    /// pedometer `id` the one rule gives it, and `pedometer`/`matchedBy`: the rule that matches
+    /// it (nil: none does).
+    package func jsonObject(matchedBy rule: String?) -> [String: any Sendable] {
+        var o: [String: any Sendable] = ["name": sysname, "syspath": syspath, "properties": properties,
+                                         "tags": tags, "devlinks": devlinks, "idsFromSysfs": idsFromSysfs,
+                                         "pedometer": rule != nil, "id": stableID]
+        if let v = devnode { o["devnode"] = v }
+        if let v = vendorID { o["vendorID"] = v }
+        if let v = modelID { o["modelID"] = v }
+        if let v = serialShort { o["serial"] = v }
+        if let v = manufacturer { o["manufacturer"] = v }
+        if let v = product { o["product"] = v }
+        if let v = driver { o["driver"] = v }
+        if let v = byIDPath { o["byID"] = v }
+        if let rule { o["matchedBy"] = rule }
+        return o
+    }
+}

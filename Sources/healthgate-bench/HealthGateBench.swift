@@ -233,11 +233,7 @@ struct HealthGateBench: ParsableCommand {
                 try statsPart(into: &out, dir: dir, say: say)
             }
 
-            if json {
-                let data = try JSONSerialization.data(withJSONObject: out, options: [.sortedKeys])
-                print(String(decoding: data, as: UTF8.self))
-                fflush(nil)
-            }
+            if json { try JSONOutput.emit(out) }
         }
     }
 }
@@ -547,7 +543,7 @@ enum Bench {
         let t1 = Date().timeIntervalSince1970
         kill(pid, SIGTERM)
         p.waitUntilExit()
-        let committed = (try? HealthStore(path: path).count(SampleQuery()))
+        let committed = (try? HealthStore(path: path, mode: .readOnly).count(SampleQuery()))
         return (peak, (c1 - c0) / max(0.001, t1 - t0) * 100, committed ?? 0)
     }
 

@@ -85,6 +85,9 @@ struct HealthGate: AsyncParsableCommand {
             } else {
                 try await CommandBox(command).runOnOwnThread()
             }
+            // An event a stream could not write as JSON was said on stderr when it happened;
+            // the command still fails (70) rather than exiting 0 with a line missing.
+            if let failure = JSONOutput.takeFailure() { throw ExitCode(failure.code.rawValue) }
             WritingStores.checkpointAll()
         } catch {
             WritingStores.checkpointAll()

@@ -62,4 +62,13 @@ import Testing
         #expect(last?.contains(" 0 waiting, 0 dropped") == true, "\(child.stderr)")
         #expect(try store.count(SampleQuery(type: .stepCount)) >= 5)
     }
+
+    /// `[[strap]] socket = "…"` mistakes end `run` before it starts (the key rules: ConfigurationTests).
+    @Test func runRefusesABadSocketKeyWithExit78() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hg-\(UUID().uuidString).toml").path
+        try "[[strap]]\nsocket = \"relative.sock\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let child = try Child(["run", "--config", path, "--db", tempDBPath("sockcfg")])
+        #expect(await offThread { child.wait() } == 78)
+        #expect(child.stderr.contains("\(path):2:"), "\(child.stderr)")
+    }
 }

@@ -27,34 +27,13 @@ import Testing
         defer { load.stop() }
         load.start()
         let db = tempDBPath("sigkill")
-        let (child, config) = try startRun(load, db: db, flushMs: Self.flushMs)
-        let probe = try StoreProbe(db)
-
-        // Mid-ingest: every strap subscribed and several of its samples committed, steps too.
-        #expect(await eventually(seconds: 180) { load.straps.allSatisfy { probe.heartRate($0.name) >= 4 } && probe.stepRows >= 4 },
-                "per strap: \(load.straps.map { probe.heartRate($0.name) }); \(child.stderr)")
-        // Kill at a moment picked by the sender's clock, not by a commit we just saw: a few
-        // more seconds of notifications, so whatever the daemon holds uncommitted is at risk.
-        let mark = load.totalSent
-        #expect(await eventually(seconds: 120) { load.totalSent >= mark + 45 }, "\(child.stderr)")
-        let committedBeforeKill = probe.heartRateTotal + probe.stepRows
-
-        let killedAt = Date()
-        child.signal(SIGKILL)
-        #expect(await offThread { child.wait() } == 128 + SIGKILL)
-
-        // Sound, and nothing committed before the kill is gone.
-        #expect(try probe.integrity() == "ok")
-        #expect(probe.heartRateTotal + probe.stepRows >= committedBeforeKill)
-        // The bound, per strap: every notification sent before the last flush window (and the
-        // commit in flight) is stored; nothing stored that was not sent.
-        let window = Double(Self.flushMs) / 1000 + Self.inFlightAllowance
-        for (k, strap) in load.straps.enumerated() {
-            let stored = probe.heartRate(strap.name)
-            let mustHave = load.sentCount(strap: k, before: killedAt.addingTimeInterval(-window))
-            #expect(stored >= mustHave, "\(strap.name): \(stored) stored, but \(mustHave) were sent more than \(window) s before the kill")
-            #expect(stored <= load.sentCount(strap: k), "\(strap.name): more stored than sent")
+        // Mid-ingest: every strap subscribed and several of its samples committed, steps too;
+        // then a few more seconds of notifications before the kill.
+        let killed = try await sigkillRunMidIngest(load, db: db, flushMs: Self.flushMs, inFlightAllowance: Self.inFlightAllowance,
+                                                   moreSent: 45) { probe in
+            load.straps.allSatisfy { probe.heartRate($0.name) >= 4 } && probe.stepRows >= 4
         }
+        let (probe, config) = (killed.probe, killed.config)
 
         // A second run on the same database (the kernel released the first one's lock)
         // reconnects every strap, reopens every pedometer and carries on.

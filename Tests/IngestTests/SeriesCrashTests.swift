@@ -45,25 +45,13 @@ import Testing
         defer { load.stop() }
         load.start()
         let db = tempDBPath("series-crash")
-        let (child, config) = try startRun(load, db: db, flushMs: Self.flushMs)
-        let probe = try StoreProbe(db)
-        #expect(await eventually(seconds: 180) { load.straps.allSatisfy { probe.heartRate($0.name) >= 8 } },
-                "per strap: \(load.straps.map { probe.heartRate($0.name) }); \(child.stderr)")
-        // A few more seconds of readings: the open chunks hold some, none is full yet.
-        let mark = load.totalSent
-        #expect(await eventually(seconds: 120) { load.totalSent >= mark + 24 }, "\(child.stderr)")
-        let killedAt = Date()
-        child.signal(SIGKILL)
-        #expect(await offThread { child.wait() } == 128 + SIGKILL)
-
-        #expect(try probe.integrity() == "ok")
-        let window = Double(Self.flushMs) / 1000 + Self.inFlightAllowance
-        for (k, strap) in load.straps.enumerated() {
-            let stored = probe.heartRate(strap.name)
-            let mustHave = load.sentCount(strap: k, before: killedAt.addingTimeInterval(-window))
-            #expect(stored >= mustHave, "\(strap.name): \(stored) stored, but \(mustHave) were sent more than \(window) s before the kill")
-            #expect(stored <= load.sentCount(strap: k), "\(strap.name): more stored than sent")
+        // A few more seconds of readings after each strap has some: the open chunks hold
+        // some, none is full yet.
+        let killed = try await sigkillRunMidIngest(load, db: db, flushMs: Self.flushMs, inFlightAllowance: Self.inFlightAllowance,
+                                                   moreSent: 24) { probe in
+            load.straps.allSatisfy { probe.heartRate($0.name) >= 8 }
         }
+        let (probe, config) = (killed.probe, killed.config)
         // Heart rate is in series only: one per strap, still marked open, killed mid-chunk; its
         // row agrees with its chunks and its quantities are numbered without a hole.
         let before = try Self.seriesRows(probe.store)

@@ -56,6 +56,10 @@ import HealthGateTesting
         #expect(await offThread { child.wait() } == 0)
         #expect(child.stdout.contains("healthgate simulate --straps 10 --pedometers 4 --config-out sim.toml"), "\(child.stdout)")
         #expect(child.stdout.contains("healthgate run --config sim.toml"), "\(child.stdout)")
+        // Each device option says what serves it (help text wraps: compare without spacing).
+        let options = child.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(options.contains("Simulated heart-rate straps (Unix sockets)."), "\(child.stdout)")
+        #expect(options.contains("Simulated serial pedometers (ptys)."), "\(child.stdout)")
     }
 
     @Test func badCountsAreUsageErrors() async throws {

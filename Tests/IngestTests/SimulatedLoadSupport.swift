@@ -1,7 +1,9 @@
 import Foundation
 import HealthModel
 import HealthStore
+import HealthGateTesting
 import Simulators
+import Testing
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -58,4 +60,45 @@ struct StoreProbe {
             return s.string(0)
         }
     }
+}
+
+/// A `healthgate run` that was SIGKILLed mid-ingest, and what the checks after the kill need.
+struct KilledRun {
+    /// The store, opened after the kill.
+    let probe: StoreProbe
+    /// The configuration the run read (a second run on the same database uses it).
+    let config: String
+}
+
+/// The crash every SIGKILL test stages, and what every crash must leave. Starts `healthgate
+/// run` on `load` (flush interval `flushMs`), waits until `ready` holds, lets `moreSent` more
+/// notifications go out (by the sender's clock, not at a commit just seen: whatever the daemon
+/// holds uncommitted is at risk), kills it, then checks: a sound file; nothing committed before
+/// the kill gone; per strap, every notification sent more than one flush window plus
+/// `inFlightAllowance` (the commit in flight, the scheduling delay of a loaded machine) before
+/// the kill stored, and nothing stored that was not sent (docs/ingestion.md's bound).
+func sigkillRunMidIngest(_ load: SimulatedLoad, db: String, flushMs: Int, inFlightAllowance: Double, moreSent: Int,
+                         ready: (StoreProbe) -> Bool) async throws -> KilledRun {
+    let (child, config) = try startRun(load, db: db, flushMs: flushMs)
+    let probe = try StoreProbe(db)
+    #expect(await eventually(seconds: 180) { ready(probe) },
+            "per strap: \(load.straps.map { probe.heartRate($0.name) }); \(child.stderr)")
+    let mark = load.totalSent
+    #expect(await eventually(seconds: 120) { load.totalSent >= mark + moreSent }, "\(child.stderr)")
+    let committedBeforeKill = probe.heartRateTotal + probe.stepRows
+
+    let killedAt = Date()
+    child.signal(SIGKILL)
+    #expect(await offThread { child.wait() } == 128 + SIGKILL)
+
+    #expect(try probe.integrity() == "ok")
+    #expect(probe.heartRateTotal + probe.stepRows >= committedBeforeKill)
+    let window = Double(flushMs) / 1000 + inFlightAllowance
+    for (k, strap) in load.straps.enumerated() {
+        let stored = probe.heartRate(strap.name)
+        let mustHave = load.sentCount(strap: k, before: killedAt.addingTimeInterval(-window))
+        #expect(stored >= mustHave, "\(strap.name): \(stored) stored, but \(mustHave) were sent more than \(window) s before the kill")
+        #expect(stored <= load.sentCount(strap: k), "\(strap.name): more stored than sent")
+    }
+    return KilledRun(probe: probe, config: config)
 }

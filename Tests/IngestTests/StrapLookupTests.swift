@@ -35,6 +35,20 @@ import Testing
         #expect(try StrapTarget.resolve("00:11:22:33:44:55", store: nil, addressType: .random).addressType == .random)
     }
 
+    /// `record` and `reset-energy` only connect: their lookup reads the store, and a missing one
+    /// stays missing.
+    @Test("a lookup by path opens the store read-only, and no store at all when there is none")
+    func byPathReadOnly() throws {
+        let db = try store()
+        let t = try StrapTarget.resolve("chest", storeAt: db.path, addressType: nil)
+        #expect(t.address.description == "A0:9E:1A:00:00:01" && t.addressType == .random && t.name == "chest")
+        let missing = tempDBPath("strap-lookup-missing")
+        try FileManager.default.createDirectory(atPath: (missing as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(try StrapTarget.resolve("00:11:22:33:44:55", storeAt: missing, addressType: .random).addressType == .random)
+        #expect(throws: StrapLookupError.unknownName("chest")) { try StrapTarget.resolve("chest", storeAt: missing, addressType: nil) }
+        #expect(!FileManager.default.fileExists(atPath: missing), "a lookup created the store")
+    }
+
     @Test("an unknown name, a pedometer's name, a name without a store: each its own error")
     func errors() throws {
         let db = try store()

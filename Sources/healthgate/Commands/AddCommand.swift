@@ -83,15 +83,15 @@ struct AddCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let type = try CLIParse.type(type)
-            let unit = try CLIParse.unit(unit, for: type)
-            let startDate = try start.map { try CLIParse.date($0, option: "--start") } ?? Date()
-            let endDate = try end.map { try CLIParse.date($0, option: "--end") } ?? startDate
+            let type = try InputValues.type(type)
+            let unit = try InputValues.unit(unit, for: type)
+            let startDate = try start.map { try InputValues.date($0, option: "--start") } ?? Date()
+            let endDate = try end.map { try InputValues.date($0, option: "--end") } ?? startDate
             let src = source.map { Source(name: $0, identifier: sourceIdentifier) } ?? .manual
             let device = Device(name: deviceName, manufacturer: deviceManufacturer, model: deviceModel,
                                 localIdentifier: deviceLocalIdentifier)
             var meta = Metadata(syncIdentifier: syncIdentifier, syncVersion: syncVersion, wasUserEntered: true)
-            meta.heartRateSensorLocation = try CLIParse.sensorLocation(sensorLocation)
+            meta.heartRateSensorLocation = try InputValues.sensorLocation(sensorLocation)
             if let motionContext {
                 guard let c = HeartRateMotionContext(name: motionContext) else {
                     throw CLIFailure("--motion-context '\(motionContext)' is not notSet, sedentary or active.", code: .usage)
@@ -121,7 +121,7 @@ struct AddCommand: ParsableCommand {
             if json {
                 var o = try SampleJSON.object(sample)
                 o["saved"] = summary.inserted + summary.replaced > 0
-                JSONOutput.emit(o)
+                try JSONOutput.emit(o)
             } else if summary.ignored > 0 {
                 print("not saved: a sample with sync identifier \(syncIdentifier ?? "") and an equal or higher version is stored")
             } else {

@@ -63,7 +63,7 @@ extension StrapLookupError: SysexitConvertible {
 enum Output {
     private static let lock = Mutex(())
     static func line(_ s: String) { lock.withLock { _ in emitLine(s) } }
-    static func json(_ v: Any) { lock.withLock { _ in JSONOutput.emit(v) } }
+    static func json(_ v: Any) { lock.withLock { _ in JSONOutput.event(v) } }
     static func note(_ s: String) { lock.withLock { _ in Console.note(s) } }
 }
 

@@ -12,18 +12,8 @@ extension ChangeFeedError: SysexitConvertible {
     package var sysexit: Sysexit { requiresResync ? .dataError : .usage }
 }
 
-/// The JSON and text shapes of a ``ChangeSet``.
+/// The text shape of a ``ChangeSet`` (its JSON: ``ChangeSet/jsonObject()``).
 enum ChangeOutput {
-    /// `{"samples": [<samples --json objects>], "deleted": [uuid…], "anchor": "…", "hasMore": bool}`.
-    static func object(_ c: ChangeSet) throws -> [String: Any] {
-        [
-            "samples": try c.samples.map { try SampleJSON.object($0) },
-            "deleted": c.deleted.map { $0.uuid.uuidString.lowercased() },
-            "anchor": c.anchor.description,
-            "hasMore": c.hasMore,
-        ]
-    }
-
     /// One line per change: `+ <start> <type> <value> <unit> <source> [device] <uuid>` for an
     /// addition, `- <type> <uuid>` for a deletion (deletions first, as they apply).
     static func lines(_ c: ChangeSet) -> [String] {
@@ -38,24 +28,8 @@ enum ChangeOutput {
     }
 }
 
-/// Parses durations such as `30d`, `12h`, `90m`, `45s`, `2w` into seconds.
+/// Durations for people (`healthgate tombstones`); they are read by ``InputValues/seconds(_:option:)``.
 enum DurationText {
-    /// The longest duration accepted: 100 years (36500d). Longer is a typo, and would not fit
-    /// the whole-unit display.
-    static let maximumSeconds: TimeInterval = 36_500 * 86_400
-
-    static func seconds(_ text: String, option: String) throws -> TimeInterval {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        if let last = text.last, let mult = units[last], let n = Double(text.dropLast()), n > 0, n.isFinite {
-            guard n * mult <= maximumSeconds else {
-                throw CLIFailure("\(option) '\(text)' is longer than 100 years: use at most 36500d.", code: .usage)
-            }
-            return n * mult
-        }
-        throw CLIFailure("\(option) '\(text)' is not a duration: use a number with s, m, h, d or w, such as 30d.",
-                         code: .usage)
-    }
-
     /// `2592000` → `30d`, for display.
     static func text(_ seconds: TimeInterval) -> String {
         // `Int(exactly:)`: a retention stored by an older version (or another program) may be
@@ -67,20 +41,8 @@ enum DurationText {
     }
 }
 
-/// How `sources` shows each source's devices.
+/// How `sources` shows each source's devices as text (their JSON: ``SourceDevice/jsonObject``).
 enum SourceDeviceOutput {
-    /// `[{"name", "manufacturer", "model", "localIdentifier", …, "kind", "alias", "samples"}]`
-    /// (HKDevice fields that are set, plus the registry's kind and alias and the sample count).
-    static func json(_ list: [SourceDevice]) -> [[String: Any]] {
-        list.map { d in
-            var o = SampleJSON.deviceObject(d.device)
-            o["kind"] = d.kind.rawValue
-            o["alias"] = d.alias ?? NSNull()
-            o["samples"] = d.sampleCount
-            return o
-        }
-    }
-
     /// `Polar H10 (120), pedometer-1 (30)` or `-`.
     static func text(_ list: [SourceDevice]) -> String {
         if list.isEmpty { return "-" }

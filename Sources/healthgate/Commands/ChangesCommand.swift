@@ -44,11 +44,11 @@ struct ChangesCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let types = try type.map(CLIParse.type)
+            let types = try type.map(InputValues.type)
             let since = try anchor.map { try ChangeAnchor(string: $0) }
             let change = try store.openForReading().changes(types: types, since: since, limit: limit)
             if json {
-                JSONOutput.emit(try ChangeOutput.object(change))
+                try JSONOutput.emit(try change.jsonObject())
                 return
             }
             let lines = ChangeOutput.lines(change)
@@ -94,22 +94,19 @@ struct TombstonesCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let db = try (retention == nil && !prune && olderThan == nil ? store.openForReading() : store.open())
-            if let retention { try db.setTombstoneRetention(try DurationText.seconds(retention, option: "--retention")) }
+            if let retention { try db.setTombstoneRetention(try InputValues.seconds(retention, option: "--retention")) }
             var removed: Int?
             if let olderThan {
-                let s = try DurationText.seconds(olderThan, option: "--older-than")
+                let s = try InputValues.seconds(olderThan, option: "--older-than")
                 removed = try db.pruneTombstones(olderThan: Date().addingTimeInterval(-s))
             } else if prune {
                 removed = try db.pruneExpiredTombstones()
             }
             let st = try db.changeFeedStatus()
             if json {
-                var o: [String: Any] = [
-                    "count": st.tombstoneCount, "retentionSeconds": st.retention, "prunedThrough": st.prunedThrough,
-                    "oldest": st.oldestTombstone.map(ISO8601.string) ?? NSNull(), "anchor": st.currentAnchor.description,
-                ]
+                var o = st.jsonObject
                 if let removed { o["removed"] = removed }
-                JSONOutput.emit(o)
+                try JSONOutput.emit(o)
                 return
             }
             if let removed { print("removed \(removed) deletion record\(removed == 1 ? "" : "s")") }

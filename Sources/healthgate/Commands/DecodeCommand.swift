@@ -51,13 +51,7 @@ struct DecodeHeartRateCommand: ParsableCommand {
                 throw CLIFailure("rejected heart-rate payload: \(error)", code: .dataError)
             }
             if json {
-                JSONOutput.emit([
-                    "bpm": Int(m.beatsPerMinute),
-                    "sensorContact": m.sensorContact.name,
-                    "energyExpendedKJ": m.energyExpendedKJ.map { Int($0) as Any } ?? NSNull(),
-                    "rr": m.rrIntervals.map { Int($0) },
-                    "truncated": m.truncated,
-                ] as [String: Any])
+                try JSONOutput.emit(m.jsonObject)
             } else {
                 print(Self.describe(m))
             }

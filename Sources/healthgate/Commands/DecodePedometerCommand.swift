@@ -47,7 +47,7 @@ struct DecodePedometerCommand: ParsableCommand {
                 throw CLIFailure("not a pedometer line: \(why)", code: .dataError)
             case .success(let r):
                 if json {
-                    JSONOutput.emit(r.jsonObject)
+                    try JSONOutput.emit(r.jsonObject)
                 } else {
                     var parts: [String] = []
                     if let s = r.steps { parts.append("steps \(s) (cumulative)") }

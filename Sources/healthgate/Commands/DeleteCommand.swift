@@ -47,7 +47,7 @@ struct DeleteCommand: ParsableCommand {
             }
             let n = try db.count(q)
             if n == 0 {
-                if json { JSONOutput.emit(["deleted": 0]) } else { print("no samples match; nothing deleted") }
+                if json { try JSONOutput.emit(["deleted": 0]) } else { print("no samples match; nothing deleted") }
                 return
             }
             if !yes {
@@ -62,7 +62,7 @@ struct DeleteCommand: ParsableCommand {
                 }
             }
             let deleted = try db.delete(matching: q)
-            if json { JSONOutput.emit(["deleted": deleted]) } else { print("deleted \(deleted) sample(s)") }
+            if json { try JSONOutput.emit(["deleted": deleted]) } else { print("deleted \(deleted) sample(s)") }
         }
     }
 }

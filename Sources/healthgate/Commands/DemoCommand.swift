@@ -8,7 +8,6 @@ import HeartRateProfile
 import Ingest
 import Logging
 import Simulators
-import Synchronization
 
 /// `healthgate demo`: the whole pipeline with simulated hardware, no setup needed.
 struct DemoCommand: ParsableCommand {
@@ -62,8 +61,7 @@ struct DemoCommand: ParsableCommand {
             do { try config.validate() } catch { throw CLIFailure("\(error)", code: .usage) }
             let runtime = try GatewayRuntime(store: db, configuration: config, logger: logger)
             let sim = try DemoSimulation(straps: devices.straps, rate: devices.rate, pedometers: devices.pedometers)
-            let view = LiveView(slots: runtime.pipeline.slots, enabled: !json)
-            runtime.pipeline.addObserver { view.committed($0) }
+            let view = LiveView(tally: CommitTally(runtime.pipeline), enabled: !json)
             let began = Date()
             sim.start()
             let final = try runtime.run(sources: sim.sources, duration: duration > 0 ? .milliseconds(Int(duration * 1000)) : nil,
@@ -71,7 +69,7 @@ struct DemoCommand: ParsableCommand {
             sim.stop()
             view.finish()
             let summary = try DemoSummary(store: db, since: began, stats: final, simulation: sim)
-            if json { JSONOutput.emit(summary.json) } else { summary.printTable() }
+            if json { try JSONOutput.emit(summary.jsonObject) } else { summary.printTable() }
             if final.abandoned > 0 {
                 throw CLIFailure("\(final.abandoned) samples could not be committed before shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check the database, then retry.", code: .ioError)
             }
@@ -83,6 +81,7 @@ extension DemoCommand: SimulatedDevicesLimits {
     static let straps = 3, rate = 4.0, pedometers = 1, minimumDevices = 0
     static let strapRange = 0...64, pedometerRange = 0...16
     static let rateRange = 0.01...1_000.0, rateText = "0.01…1000"
+    static let strapTransport = "socket pairs in this process", pedometerTransport = "ptys"
 }
 
 /// A logger for the demo: notices and up on stderr (or only errors with --json).
@@ -92,47 +91,17 @@ func demoLogger(quiet: Bool) -> Logger {
     return logger
 }
 
-/// The live view: what each commit stored, redrawn once a second.
-final class LiveView: Sendable {
-    private struct State {
-        var latestBPM: [UInt16: Double] = [:]
-        var steps: Double = 0
-        var committed = 0
-        var batches = 0
-        var lastLatencyMs: Double = 0
-    }
-    private let state = Mutex(State())
-    private let slots: SlotTable
-    private let enabled: Bool
+/// The live view: what the pipeline committed (``CommitTally``), redrawn once a second.
+struct LiveView: Sendable {
+    let tally: CommitTally
+    let enabled: Bool
     private let tty = isatty(1) != 0
-    private let heartRateSlot: UInt16?
-
-    init(slots: SlotTable, enabled: Bool) {
-        self.slots = slots
-        self.enabled = enabled
-        self.heartRateSlot = try? slots.slot(for: .heartRate)
-    }
-
-    /// Observer: called on the writer thread after each commit.
-    func committed(_ batch: CommittedBatch) {
-        let now = Date().timeIntervalSince1970
-        state.withLock { s in
-            for r in batch.records {
-                if r.typeSlot == heartRateSlot { s.latestBPM[r.deviceSlot] = r.value } else { s.steps += r.value }
-            }
-            s.committed += batch.records.count
-            s.batches += 1
-            if let last = batch.records.last { s.lastLatencyMs = (now - last.end) * 1000 }
-        }
-    }
 
     /// Redraws (once a second, from the runtime's timer).
     func tick(_ stats: IngestStats) {
         guard enabled else { return }
-        let s = state.withLock { $0 }
-        let hr = s.latestBPM.sorted { $0.key < $1.key }.prefix(6).map { slot, bpm in
-            "\(slots.device(slot)?.name ?? "?"): \(Int(bpm))"
-        }.joined(separator: "  ")
+        let s = tally.snapshot
+        let hr = s.latestBPM.prefix(6).map { "\($0.device): \(Int($0.bpm))" }.joined(separator: "  ")
         let line = "stored \(s.committed) samples in \(s.batches) commits | \(hr.isEmpty ? "no straps" : hr) bpm | steps \(Int(s.steps)) | waiting \(stats.pending + stats.held), dropped \(stats.dropped)"
         if tty { print("\r\u{1B}[2K" + line, terminator: "") } else { print(line) }
         fflush(nil)
@@ -144,20 +113,6 @@ final class LiveView: Sendable {
 }
 
 extension DemoSummary {
-    var json: [String: Any] {
-        [
-            "pushed": stats.pushed, "committed": stats.committed, "dropped": stats.dropped,
-            "abandoned": stats.abandoned, "batches": stats.batches, "failedWrites": stats.failedWrites,
-            "heartRateSamples": heartRateRows, "stepSamples": stepRows,
-            "heartRateAverage": heartRate?.values.average ?? NSNull(),
-            "heartRateMin": heartRate?.values.minimum ?? NSNull(),
-            "heartRateMax": heartRate?.values.maximum ?? NSNull(),
-            "stepsStored": steps?.values.sum ?? 0,
-            "notificationsSent": notificationsSent, "pedometerStepsCounted": pedometerSteps,
-            "noLoss": stats.pushed == stats.committed + stats.dropped && stats.dropped == 0,
-        ]
-    }
-
     func printTable() {
         func f(_ v: Double?) -> String { v.map { String(format: "%.1f", $0) } ?? "-" }
         print("")
@@ -166,7 +121,6 @@ extension DemoSummary {
         print("  steps        \(stepRows) intervals  total \(Int(steps?.values.sum ?? 0)) (the simulated pedometers counted \(pedometerSteps); the first reading of each is its baseline)")
         print("  pipeline     \(stats.pushed) pushed, \(stats.committed) committed in \(stats.batches) transactions, \(stats.dropped) dropped, \(stats.failedWrites) failed writes retried")
         print("  straps       \(notificationsSent) notifications sent over socket pairs")
-        let ok = stats.pushed == stats.committed + stats.dropped && stats.abandoned == 0
-        print(ok ? "  every pushed sample was committed or counted as dropped" : "  WARNING: \(stats.pushed - stats.committed - stats.dropped) samples unaccounted for")
+        print(everyPushedAccountedFor ? "  every pushed sample was committed or counted as dropped" : "  WARNING: \(stats.pushed - stats.committed - stats.dropped) samples unaccounted for")
     }
 }

@@ -50,7 +50,7 @@ struct DevicesCommand: ParsableCommand {
                 let db = try store.openForReading()
                 let devices = try db.devices().filter { $0.kind != .other }
                 if json {
-                    JSONOutput.emit(devices.map(DevicesCommand.json))
+                    try JSONOutput.emit(devices.map(\.jsonObject))
                     return
                 }
                 guard !devices.isEmpty else {
@@ -109,8 +109,8 @@ struct DevicesCommand: ParsableCommand {
                 let db = try store.open()
                 let done = try db.forgetDevice(localIdentifier: local, stateKeys: Self.stateKeys(localIdentifier: local))
                 if json {
-                    JSONOutput.emit([
-                        "device": DevicesCommand.json(done.record), "samples": done.samples,
+                    try JSONOutput.emit([
+                        "device": done.record.jsonObject, "samples": done.samples,
                         "removedState": done.removedStateKeys, "rowDeleted": done.rowDeleted,
                     ] as [String: Any])
                     return
@@ -141,17 +141,5 @@ struct DevicesCommand: ParsableCommand {
         f.formatOptions = [.withInternetDateTime]
         f.timeZone = .current
         return f.string(from: date)
-    }
-
-    static func json(_ d: DeviceRecord) -> [String: Any] {
-        func v(_ x: Any?) -> Any { x ?? NSNull() }
-        return [
-            "name": v(d.device.name), "alias": v(d.alias), "kind": d.kind.rawValue, "address": v(d.address),
-            "addressType": v(d.addressType), "localIdentifier": v(d.device.localIdentifier),
-            "lastSeen": v(d.lastSeen.map(ISO8601.string)), "battery": v(d.battery),
-            "sensorLocation": v(d.sensorLocation?.name), "manufacturer": v(d.device.manufacturer),
-            "model": v(d.device.model), "hardwareVersion": v(d.device.hardwareVersion),
-            "firmwareVersion": v(d.device.firmwareVersion), "softwareVersion": v(d.device.softwareVersion),
-        ]
     }
 }

@@ -41,32 +41,16 @@ struct ExportCommand: ParsableCommand {
             var unit: HealthUnit?
             if let text = self.unit {
                 guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
-                unit = try CLIParse.unit(text, for: type)
+                unit = try InputValues.unit(text, for: type)
             }
             let samples = try store.openForReading().samples(q)
             var out = ""
-            if format == .csv {
-                out += "uuid,type,value,unit,start,end,source,source_identifier,device_name,device_manufacturer,device_model,device_local_identifier,sensor_location,sync_identifier,sync_version,metadata\n"
-            }
+            if format == .csv { out += SampleCSV.header + "\n" }
             for s in samples {
                 let u = unit ?? s.type.canonicalUnit
                 switch format {
-                case .jsonl:
-                    out += JSONOutput.string(try SampleJSON.object(s, unit: u)) + "\n"
-                case .csv:
-                    var meta = SampleJSON.metadataObject(s.metadata)
-                    for k in ["heartRateSensorLocation", "syncIdentifier", "syncVersion"] { meta[k] = nil }
-                    let cells: [String] = [
-                        s.uuid.uuidString.lowercased(), s.type.identifier, String(try s.quantity.doubleValue(for: u)),
-                        u.unitString, ISO8601.string(s.startDate), ISO8601.string(s.endDate)]
-                        .map(Self.csvCell)
-                    let text: [String] = [
-                        s.source.name, s.source.identifier, s.device?.name ?? "", s.device?.manufacturer ?? "",
-                        s.device?.model ?? "", s.device?.localIdentifier ?? "", s.metadata.heartRateSensorLocation?.name ?? "",
-                        s.metadata.syncIdentifier ?? "", s.metadata.syncVersion.map(String.init) ?? "",
-                        meta.isEmpty ? "" : JSONOutput.string(meta),
-                    ]
-                    out += (cells + text.map(Self.csvTextCell)).joined(separator: ",") + "\n"
+                case .jsonl: out += try JSONOutput.string(try SampleJSON.object(s, unit: u)) + "\n"
+                case .csv: out += try SampleCSV.row(s, unit: u) { try JSONOutput.string($0) } + "\n"
                 }
             }
             if let output {
@@ -76,19 +60,5 @@ struct ExportCommand: ParsableCommand {
                 try FileAccess.writeAll(STDOUT_FILENO, Array(out.utf8), path: "standard output", what: "the export to")
             }
         }
-    }
-
-    /// A cell of free text (names, identifiers, metadata): a leading `=`, `+`, `-`, `@`, tab or
-    /// carriage return would make a spreadsheet run it as a formula (CSV injection), so such a
-    /// cell gets a `'` in front, as OWASP advises; then ``csvCell(_:)``'s quoting.
-    static func csvTextCell(_ s: String) -> String {
-        guard let first = s.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) else { return csvCell(s) }
-        return csvCell("'" + s)
-    }
-
-    /// RFC 4180: quote cells holding a comma, quote or line break; double inner quotes.
-    static func csvCell(_ s: String) -> String {
-        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
-        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }

@@ -79,14 +79,14 @@ struct ImportCommand: ParsableCommand {
                 try importFile(&p)
             } catch {
                 let (message, code) = ExitCodeMapping.describe(error)
-                if json { JSONOutput.emit(p.object(error: message)) }
+                if json { try JSONOutput.emit(p.object(error: message)) }
                 throw CLIFailure(message, code: code)
             }
             let badLines = p.bad.first.map {
                 "\(p.bad.count) bad \(recordWord)(s) in \(path) were skipped (first: \(recordWord) \($0.number)); the other \(recordWord)s were saved."
             }
             if json {
-                JSONOutput.emit(p.object(error: badLines))
+                try JSONOutput.emit(p.object(error: badLines))
             } else {
                 print("imported \(path): \(p.summary)\(p.bad.isEmpty ? "" : "; \(p.bad.count) bad \(recordWord)(s) skipped")")
             }

@@ -81,11 +81,11 @@ struct LiveCommand: ParsableCommand {
                 straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
                 store: noStore ? nil : db, maxNotifications: limits.count, logger: quietLogger()
             ) { event in
-                if json { Output.json(Self.json(event, chosen)) } else { Self.show(event, chosen) }
+                if json { Output.json(event.jsonObject(straps: chosen)) } else { Self.show(event, chosen) }
             }
             let summary = try session.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
             if json {
-                Output.json(Self.json(summary, targets))
+                Output.json(summary.jsonObject(straps: targets))
             } else {
                 Self.show(summary, targets, stored: !noStore)
             }
@@ -113,7 +113,7 @@ struct LiveCommand: ParsableCommand {
                     var object = try SampleJSON.object(sample)
                     object["event"] = sample.type == .heartRate ? "heartRate" : "energy"
                     object["from"] = "daemon"
-                    JSONOutput.emit(object)
+                    try JSONOutput.emit(object)
                 } else {
                     let rr = sample.rrIntervals.map { "  " + Self.rrText($0.ticks) } ?? ""
                     let contact = sample.metadata.sensorContact.map { "  contact \($0.name)" } ?? ""
@@ -187,50 +187,6 @@ struct LiveCommand: ParsableCommand {
                 Output.line(l)
             }
         }
-    }
-
-    // MARK: JSON
-
-    static func json(_ event: StrapSession.Event, _ targets: [StrapTarget]) -> [String: Any] {
-        func v(_ x: Any?) -> Any { x ?? NSNull() }
-        switch event {
-        case .connected(let k, let c):
-            return ["event": "connected", "address": targets[k].address.description, "name": v(targets[k].name), "connection": c.number,
-                    "sensorLocation": v(c.sensorLocation?.name), "battery": v(c.battery),
-                    "t": c.at.timeIntervalSince1970]
-        case .reading(let r):
-            var o: [String: Any] = ["event": "heartRate", "address": targets[r.strap].address.description, "t": r.receivedAt.timeIntervalSince1970,
-                                    "hex": hexString(r.payload), "connection": r.connection]
-            if let m = r.measurement {
-                o["bpm"] = Int(m.beatsPerMinute)
-                o["sensorContact"] = m.sensorContact.name
-                o["energyExpendedKJ"] = v(m.energyExpendedKJ.map { Int($0) })
-                o["rr"] = m.rrIntervals.map { Int($0) }
-                o["truncated"] = m.truncated
-            } else {
-                o["rejected"] = v(r.rejection)
-            }
-            return o
-        case .battery(let k, let level, let at):
-            return ["event": "battery", "address": targets[k].address.description, "battery": level, "t": at.timeIntervalSince1970]
-        case .disconnected(let k, let reason):
-            return ["event": "disconnected", "address": targets[k].address.description, "reason": reason, "t": Date().timeIntervalSince1970]
-        case .connectFailed(let k, let reason, let pause):
-            return ["event": "connectFailed", "address": targets[k].address.description, "reason": reason, "retryIn": pause]
-        case .storeFailed(let why):
-            return ["event": "storeFailed", "reason": why]
-        }
-    }
-
-    static func json(_ s: StrapSessionSummary, _ targets: [StrapTarget]) -> [String: Any] {
-        func v(_ x: Any?) -> Any { x ?? NSNull() }
-        return ["event": "summary", "duration": s.duration, "notifications": s.notifications,
-                "samplesStored": s.samplesStored, "batches": s.batches, "unsaved": s.unsaved,
-                "minBPM": v(s.minBPM), "avgBPM": v(s.averageBPM), "maxBPM": v(s.maxBPM),
-                "straps": s.straps.enumerated().map { k, st -> [String: Any] in
-                    ["address": targets[k].address.description, "notifications": st.notifications, "rejected": st.rejected,
-                     "connections": st.connections, "minBPM": v(st.minBPM), "avgBPM": v(st.averageBPM), "maxBPM": v(st.maxBPM)]
-                }]
     }
 }
 

@@ -36,7 +36,7 @@ struct MigrateCommand: ParsableCommand {
             let db = try store.open()
             let after = try db.schemaVersion
             if json {
-                JSONOutput.emit(["path": store.path, "from": before.map { $0 as Any } ?? NSNull(), "to": after,
+                try JSONOutput.emit(["path": store.path, "from": before.map { $0 as Any } ?? NSNull(), "to": after,
                                  "created": !existed] as [String: Any])
             } else if !existed {
                 print("Created the health store \(store.path) at schema version \(after).")

@@ -65,17 +65,7 @@ struct PairCommand: AsyncParsableCommand {
             let r = try await Pairing.pair(target, connector: connector, alias: name, store: db, stop: stop)
             let info = r.info
             if json {
-                func v(_ x: Any?) -> Any { x ?? NSNull() }
-                JSONOutput.emit([
-                    "address": target.address.description, "addressType": target.addressType.rawValue,
-                    "name": v(r.device.name), "alias": v(r.alias), "sensorLocation": v(info.sensorLocation?.name),
-                    "sensorLocationRaw": v(info.sensorLocationRaw.map { Int($0) }),
-                    "manufacturer": v(info.manufacturer), "model": v(info.model), "serialNumber": v(info.serialNumber),
-                    "hardwareVersion": v(info.hardwareRevision), "firmwareVersion": v(info.firmwareRevision),
-                    "softwareVersion": v(info.softwareRevision), "battery": v(info.battery.map { Int($0) }),
-                    "hasControlPoint": info.hasControlPoint,
-                    "securityLevel": v(r.security.map { Int($0.level) }), "keySize": v(r.security.map { Int($0.keySize) }),
-                ] as [String: Any])
+                try JSONOutput.emit(r.jsonObject)
                 return
             }
             print("Connected to \(target.address) (\(target.addressType.rawValue)): \(r.device.name ?? "unnamed strap")")

@@ -39,8 +39,8 @@ struct RecordCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let adapter = try connect.adapterOption.resolve()
-            let db = try openHealthStore(store)
-            let target = try StrapTarget.resolve(strap, store: db, addressType: connect.addressType)
+            // Read-only: it only looks the name up (a missing store stays missing).
+            let target = try StrapTarget.resolve(strap, storeAt: store.path, addressType: connect.addressType)
             let writer = try CaptureFileWriter(path: out, overwrite: overwrite)
             Output.note("Recording \(target) to \(out); Ctrl-C to stop.")
             let started = Date()

@@ -4,7 +4,6 @@ import Foundation
 import Gateway
 import HealthStore
 import Ingest
-import Synchronization
 
 /// `healthgate replay`: a capture file through the full pipeline.
 struct ReplayCommand: ParsableCommand {
@@ -52,22 +51,11 @@ struct ReplayCommand: ParsableCommand {
                 throw CLIFailure("cannot replay \(file): \(error)", code: missing ? .noInput : .dataError)
             }
             let db = try openHealthStore(store)
-            let runtime = try GatewayRuntime(store: db, configuration: IngestConfiguration(), logger: demoLogger(quiet: true))
-            let source = ReplaySource(file: file, records: reader.records, speed: max ? nil : speed)
-            let start = Date()
-            let final = try runtime.run(sources: [source], endWhenSourcesEnd: true, statusInterval: .seconds(3600))
-            let elapsed = Date().timeIntervalSince(start)
-            let s = source.stats
-            let summary: [String: Any] = [
-                "records": s.records.load(ordering: .relaxed), "pushed": final.pushed, "committed": final.committed,
-                "dropped": final.dropped, "skippedNotifications": s.skippedBLE.load(ordering: .relaxed),
-                "rejectedLines": s.rejectedLines.load(ordering: .relaxed), "truncatedTail": reader.truncatedTail,
-                "seconds": elapsed, "samplesPerSecond": Double(final.committed) / Swift.max(elapsed, 1e-9),
-            ]
-            if json { JSONOutput.emit(summary); return }
-            print("replayed \(s.records.load(ordering: .relaxed)) records from \(file) in \(String(format: "%.2f", elapsed)) s")
-            print("  \(final.committed) samples committed in \(final.batches) transactions (\(String(format: "%.0f", Double(final.committed) / Swift.max(elapsed, 1e-9))) samples/s), \(final.dropped) dropped")
-            print("  skipped: \(s.skippedBLE.load(ordering: .relaxed)) notifications without a heart rate, \(s.rejectedLines.load(ordering: .relaxed)) rejected serial lines, \(reader.truncatedTail) cut-off last line(s)")
+            let r = try ReplaySummary.replay(file: file, reader: reader, into: db, speed: max ? nil : speed, logger: demoLogger(quiet: true))
+            if json { try JSONOutput.emit(r.jsonObject); return }
+            print("replayed \(r.records) records from \(file) in \(String(format: "%.2f", r.seconds)) s")
+            print("  \(r.stats.committed) samples committed in \(r.stats.batches) transactions (\(String(format: "%.0f", r.samplesPerSecond)) samples/s), \(r.stats.dropped) dropped")
+            print("  skipped: \(r.skippedNotifications) notifications without a heart rate, \(r.rejectedLines) rejected serial lines, \(r.truncatedTail) cut-off last line(s)")
         }
     }
 }

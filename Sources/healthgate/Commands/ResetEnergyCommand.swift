@@ -28,8 +28,8 @@ struct ResetEnergyCommand: AsyncParsableCommand {
     func run() async throws {
         try await reporting {
             let adapter = try connect.adapterOption.resolve()
-            let db = try openHealthStore(store)
-            let target = try StrapTarget.resolve(strap, store: db, addressType: connect.addressType)
+            // Read-only: it only looks the name up (a missing store stays missing).
+            let target = try StrapTarget.resolve(strap, storeAt: store.path, addressType: connect.addressType)
             let stop = IngestStop()
             let trap = SignalTrap(raising: stop)
             defer { trap.cancel() }

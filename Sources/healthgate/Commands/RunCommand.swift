@@ -62,9 +62,8 @@ struct RunCommand: ParsableCommand {
             }
             var logger = Logger(label: "healthgate", factory: JournalLogHandler.bootstrap)
             logger.logLevel = ProcessInfo.processInfo.environment["HEALTHGATE_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-            // --db (or $HEALTHGATE_DB) given on the command line wins over the file.
-            let explicit = store.db != nil || ProcessInfo.processInfo.environment["HEALTHGATE_DB"] != nil
-            let path = explicit ? store.path : (cfg.databasePath ?? store.path)
+            // --db (or $HEALTHGATE_DB) wins over the file.
+            let path = DefaultPaths.database(given: store.db, configured: cfg.databasePath)
             let db = WritingStores.opened(try HealthStore(path: path))
             // Tells `live` (and a second `run`) that this process owns the straps and the store;
             // the kernel releases it when the process ends, however it ends.

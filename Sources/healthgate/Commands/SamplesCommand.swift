@@ -49,7 +49,7 @@ struct SamplesCommand: ParsableCommand {
             if let limit, limit < 1 {
                 throw CLIFailure("--limit \(limit) is not a count of samples: use 1 or more (or leave it out for all).", code: .usage)
             }
-            let zone = try CLIParse.timeZone(tz)
+            let zone = try InputValues.timeZone(tz)
             var q = try filters.query(timeZone: zone)
             q.sortBy = sort.key
             q.ascending = !desc
@@ -58,7 +58,7 @@ struct SamplesCommand: ParsableCommand {
             var unit: HealthUnit?
             if let text = self.unit {
                 guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
-                unit = try CLIParse.unit(text, for: type)
+                unit = try InputValues.unit(text, for: type)
             }
             let samples = try store.openForReading().samples(q)
             if let unit, let bad = try samples.first(where: { !(try $0.quantity.doubleValue(for: unit)).isFinite }) {
@@ -67,7 +67,7 @@ struct SamplesCommand: ParsableCommand {
                                  code: .dataError)
             }
             if json {
-                JSONOutput.emit(try samples.map { try SampleJSON.object($0, unit: unit) })
+                try JSONOutput.emit(try samples.map { try SampleJSON.object($0, unit: unit) })
                 return
             }
             if samples.isEmpty { print("no samples match"); return }

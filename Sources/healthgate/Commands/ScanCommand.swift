@@ -79,7 +79,7 @@ struct ScanCommand: ParsableCommand {
             let rows = table.rows(all: all)
             markRememberedSeen(rows)
             if json {
-                for d in rows { JSONOutput.emit(d.json) }
+                for d in rows { try JSONOutput.emit(d.jsonObject) }
             } else if live {
                 _ = redraw(rows, over: drawnLines)
             }
@@ -109,28 +109,6 @@ struct ScanCommand: ParsableCommand {
 }
 
 func formatSeconds(_ t: Double) -> String { t == t.rounded() ? "\(Int(t)) s" : "\(t) s" }
-
-extension ScannedDevice {
-    var json: [String: Any] {
-        var o: [String: Any] = [
-            "address": address.description,
-            "addressType": addressType?.rawValue ?? NSNull(),
-            "name": data.localName ?? NSNull(),
-            "rssi": rssi.map { Int($0) } ?? NSNull(),
-            "services": data.serviceUUIDs16.map { String(format: "%04X", $0) },
-            "heartRate": data.isHeartRateSensor(),
-            "connectable": connectable,
-            "txPower": data.txPower.map { Int($0) } ?? NSNull(),
-            "reports": reports,
-            "lastSeen": ISO8601.string(lastSeen),
-        ]
-        if let m = data.manufacturerData.first {
-            o["manufacturer"] = ["company": Int(m.company), "name": companyName(m.company).map { $0 as Any } ?? NSNull(),
-                                 "data": m.data.map { String(format: "%02x", $0) }.joined()]
-        }
-        return o
-    }
-}
 
 /// The scan's table for people.
 enum ScanTable {

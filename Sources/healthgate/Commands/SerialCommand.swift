@@ -53,21 +53,7 @@ struct SerialListCommand: ParsableCommand {
             }
             let devices = try udev.ttyDevices().filter { all || $0.hasHardware }
             if json {
-                JSONOutput.emit(devices.map { d -> [String: any Sendable] in
-                    var o: [String: any Sendable] = ["name": d.sysname, "syspath": d.syspath, "properties": d.properties,
-                                                     "tags": d.tags, "devlinks": d.devlinks, "idsFromSysfs": d.idsFromSysfs,
-                                                     "pedometer": rules.firstMatch(d) != nil, "id": d.stableID]
-                    if let v = d.devnode { o["devnode"] = v }
-                    if let v = d.vendorID { o["vendorID"] = v }
-                    if let v = d.modelID { o["modelID"] = v }
-                    if let v = d.serialShort { o["serial"] = v }
-                    if let v = d.manufacturer { o["manufacturer"] = v }
-                    if let v = d.product { o["product"] = v }
-                    if let v = d.driver { o["driver"] = v }
-                    if let v = d.byIDPath { o["byID"] = v }
-                    if let m = rules.firstMatch(d) { o["matchedBy"] = m.summary }
-                    return o
-                })
+                try JSONOutput.emit(devices.map { $0.jsonObject(matchedBy: rules.firstMatch($0)?.summary) })
                 return
             }
             if devices.isEmpty {

@@ -87,30 +87,13 @@ struct SerialWatchCommand: ParsableCommand {
         if let b = baud, !(50...4_000_000).contains(b) { throw ValidationError("--baud must be between 50 and 4000000") }
     }
 
-    /// `rule` with the options given on the command line.
-    func applyFlags(to rule: GatewayConfig.Pedometer, profiles: [String: VendorProfile]) throws -> GatewayConfig.Pedometer {
-        var r = rule
-        if let baud { r.baud = baud }
-        if let flowControl { r.flowControl = FlowControl(rawValue: flowControl) ?? .none }
-        if let format { r.format = try LineFormat(parsing: format, profiles: profiles) }
-        if let counterBits { r.counterBits = counterBits }
-        if let deviceTime { r.trustDeviceTime = deviceTime == .trust }
-        if let id, !auto { r.id = id }
-        return r
-    }
-
     func run() throws {
         try reporting {
-            let config = try serialConfig.load()
-            let rules: [GatewayConfig.Pedometer]
-            if auto {
-                rules = try (config.pedometers + matches.map { GatewayConfig.Pedometer(try DeviceMatch(parsing: $0)) })
-                    .map { try applyFlags(to: $0, profiles: config.allProfiles) }
-                guard !rules.isEmpty else {
-                    throw CLIFailure("--auto needs at least one pedometer rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(serialConfig.path)): HealthGate never reads every tty", code: .config)
-                }
-            } else {
-                rules = [try applyFlags(to: GatewayConfig.Pedometer(path: device ?? ""), profiles: config.allProfiles)]
+            let overrides = PedometerOverrides(baud: baud, flowControl: flowControl.flatMap(FlowControl.init(rawValue:)), format: format,
+                                               counterBits: counterBits, trustDeviceTime: deviceTime.map { $0 == .trust }, id: id)
+            let rules = try serialConfig.load().serialWatchRules(device: auto ? nil : device ?? "", matches: matches, overrides: overrides)
+            guard !rules.isEmpty else {
+                throw CLIFailure("--auto needs at least one pedometer rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(serialConfig.path)): HealthGate never reads every tty", code: .config)
             }
             let db = noStore ? nil : try openHealthStore(store)
             var logger = Logger(label: "healthgate") { StreamLogHandler.standardError(label: $0) }
@@ -125,7 +108,8 @@ struct SerialWatchCommand: ParsableCommand {
     }
 }
 
-/// Prints `serial watch`'s events: human lines, or one JSON object per event.
+/// Prints `serial watch`'s events: human lines, or their JSON objects
+/// (``PedometerWatchSession/Event/jsonObjects(rules:auto:)``), one a line.
 private struct SerialWatchPrinter: Sendable {
     let json: Bool
     let auto: Bool
@@ -133,49 +117,53 @@ private struct SerialWatchPrinter: Sendable {
     let storing: Bool
 
     func show(_ event: PedometerWatchSession.Event, rules: [GatewayConfig.Pedometer]) {
+        if json { event.jsonObjects(rules: rules, auto: auto).forEach { JSONOutput.event($0) } }
         switch event {
         case .monitoring(let source):
-            let names = rules.map(\.summary)
-            if json {
-                JSONOutput.emit(["event": "monitor", "source": source?.rawValue ?? "scan", "rules": names])
-            } else {
-                let log = switch source {
-                case .udev: "udev daemon running: device events from udev"
-                case .kernel: "no udev daemon: device events from the kernel, USB ids from sysfs (tag rules cannot match)"
-                case nil: "no device events: looking for devices every 2 s"
-                }
-                Console.note("\(log); waiting for pedometers matching \(names.joined(separator: ", "))")
+            guard !json else { return }
+            let log = switch source {
+            case .udev: "udev daemon running: device events from udev"
+            case .kernel: "no udev daemon: device events from the kernel, USB ids from sysfs (tag rules cannot match)"
+            case nil: "no device events: looking for devices every 2 s"
             }
+            Console.note("\(log); waiting for pedometers matching \(rules.map(\.summary).joined(separator: ", "))")
         case .carriedOver(let path, let old, let id):
             if !json { Console.note("counter state of \(path) carried over from its old id \(old) to \(id)") }
         case .opened(let path, let id, let rule):
-            if auto {
-                if json { JSONOutput.emit(["event": "plugged", "device": id, "path": path, "matchedBy": rule.summary]) }
-                else { Console.note("plugged: \(path) as \(id) (matched \(rule.summary))") }
-            } else if !json {
-                Console.note("reading \(path) as \(id) (\(rule.format), \(rule.baud) baud)\(storing ? "" : ", not storing")")
-            }
+            guard !json else { return }
+            if auto { Console.note("plugged: \(path) as \(id) (matched \(rule.summary))") }
+            else { Console.note("reading \(path) as \(id) (\(rule.format), \(rule.baud) baud)\(storing ? "" : ", not storing")") }
         case .openFailed(let path, _, let error):
             if auto { Console.error("cannot open \(path): \(error)") }
-        case .session(let id, let e):
-            LinkPrinter(json: json, device: id).printSession(e)
+        case .session(_, let e):
+            if !json { Self.line(Self.text(e)) }
         case .ended(let path, let id, let gone, let t):
-            let printer = LinkPrinter(json: json, device: id)
-            if let gone { printer.gone(gone) } else { printer.stopped() }
+            guard !json else { return }
+            if let gone { Self.line("unplugged  \(id): \(gone)") }
             let rej = t.rejected.isEmpty ? "none" : t.rejected.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            if json {
-                JSONOutput.emit(["event": "summary", "device": id, "acceptedLines": t.accepted, "rejectedLines": t.rejected,
-                                 "samples": t.samples, "steps": t.steps])
-            } else {
-                Console.note("\(id): \(t.accepted) line(s) accepted, rejected: \(rej); \(t.samples) sample(s), \(t.steps) step(s)\(storing ? " stored" : " (not stored)")")
-            }
-            if reopen, gone != nil, !json { Console.note("waiting for \(path) to come back (Ctrl-C to stop)") }
+            Console.note("\(id): \(t.accepted) line(s) accepted, rejected: \(rej); \(t.samples) sample(s), \(t.steps) step(s)\(storing ? " stored" : " (not stored)")")
+            if reopen, gone != nil { Console.note("waiting for \(path) to come back (Ctrl-C to stop)") }
         case .stored(let id, let n):
-            if json { JSONOutput.emit(["event": "stored", "device": id, "samples": n]) }
-            else if storing { print("stored  \(n) sample(s) of \(id)"); fflush(nil) }
+            if !json && storing { Self.line("stored  \(n) sample(s) of \(id)") }
         case .storeFailed(let reason):
-            if json { JSONOutput.emit(["event": "store-error", "message": reason]) }
             Console.error("could not store step samples and the counter state: \(reason); they stay pending and are retried")
         }
+    }
+
+    /// A pedometer's line, counter note or sample as a human line.
+    static func text(_ e: SessionEvent) -> String {
+        switch e {
+        case .accepted(let line, _): "line    \(line)"
+        case .rejected(let line, let why): "reject  \(line.map { "\"\($0.prefix(60))\"" } ?? "(line)"): \(why)"
+        case .counter(let c): "note    \(c)"
+        case .sample(let s):
+            "sample  +\(s.steps) steps  \(ISO8601.string(s.start)) … \(ISO8601.string(s.end))" + (s.timingUncertain ? "  (timing uncertain)" : "")
+        }
+    }
+
+    /// Prints `s` (control characters shown as escapes) and flushes.
+    static func line(_ s: String) {
+        print(TerminalText.visible(s))
+        fflush(nil)
     }
 }

@@ -96,7 +96,7 @@ struct SimulateCommand: ParsableCommand {
 
             load.start()
             if json {
-                JSONOutput.emit([
+                try JSONOutput.emit([
                     "config": configPath,
                     "directory": directory,
                     "rate": devices.rate,
@@ -127,4 +127,5 @@ extension SimulateCommand: SimulatedDevicesLimits {
     static let straps = 10, rate = 1.0, pedometers = 4, minimumDevices = 1
     static let strapRange = 0...256, pedometerRange = 0...64
     static let rateRange = Double.leastNonzeroMagnitude...1_000.0, rateText = "more than 0 and at most 1000"
+    static let strapTransport = "Unix sockets", pedometerTransport = "ptys"
 }

@@ -36,19 +36,11 @@ struct SourcesCommand: ParsableCommand {
         func run() throws {
             try reporting {
                 let db = try store.openForReading()
-                let list = try db.sources(type: try type.map(CLIParse.type))
+                let list = try db.sources(type: try type.map(InputValues.type))
                 // Each source's devices with sample counts (change-feed helper, issue 7).
-                let devices = try db.devicesBySource(type: try type.map(CLIParse.type))
+                let devices = try db.devicesBySource(type: try type.map(InputValues.type))
                 if json {
-                    JSONOutput.emit(list.map { s -> [String: Any] in
-                        var o: [String: Any] = ["name": s.source.name, "identifier": s.source.identifier, "rank": s.rank,
-                                                "samples": s.sampleCount]
-                        o["version"] = s.source.version
-                        o["first"] = s.firstSample.map(ISO8601.string)
-                        o["last"] = s.lastSample.map(ISO8601.string)
-                        o["devices"] = SourceDeviceOutput.json(devices[s.source.identifier] ?? [])
-                        return o
-                    })
+                    try JSONOutput.emit(list.map { $0.jsonObject(devices: devices[$0.source.identifier] ?? []) })
                     return
                 }
                 if list.isEmpty { print("no sources yet"); return }

@@ -77,21 +77,21 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let type = try CLIParse.type(type)
-            let outUnit = try CLIParse.unit(unit, for: type)
-            var options = try CLIParse.statisticsOptions(option.joined(separator: ","), for: type)
+            let type = try InputValues.type(type)
+            let outUnit = try InputValues.unit(unit, for: type)
+            var options = try InputValues.statisticsOptions(option.joined(separator: ","), for: type)
             if options.isEmpty || options == .separateBySource {
                 options.formUnion(type.aggregationStyle == .cumulative ? .cumulativeSum
                                   : [.discreteAverage, .discreteMin, .discreteMax])
             }
             if separateBySource { options.insert(.separateBySource) }
-            let zone = try CLIParse.timeZone(tz)
+            let zone = try InputValues.timeZone(tz)
             let query = StatisticsQuery(
                 type: type, options: options,
-                start: try from.map { try CLIParse.date($0, option: "--from", timeZone: zone) },
-                end: try to.map { try CLIParse.date($0, option: "--to", timeZone: zone) },
+                start: try from.map { try InputValues.date($0, option: "--from", timeZone: zone) },
+                end: try to.map { try InputValues.date($0, option: "--to", timeZone: zone) },
                 device: device, source: source)
-            try CLIParse.checkRange(from: query.start, to: query.end)
+            try InputValues.checkRange(from: query.start, to: query.end)
             let iv = try interval.map { text in
                 do { return try StatisticsInterval(parsing: text) } catch let e as StoreError {
                     throw CLIFailure("--interval \(e)", code: .usage)
@@ -106,7 +106,7 @@ struct StatsCommand: ParsableCommand {
             if follow && iv == nil {
                 throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage)
             }
-            let anchorDate = try anchor.map { try CLIParse.date($0, option: "--anchor", timeZone: zone) }
+            let anchorDate = try anchor.map { try InputValues.date($0, option: "--anchor", timeZone: zone) }
             let db = try store.openForReading()
             let display = zone ?? .current
             if let iv {
@@ -118,7 +118,8 @@ struct StatsCommand: ParsableCommand {
                 }
                 let show = { (buckets: [Statistics]) in
                     if json {
-                        JSONOutput.emit(buckets.map { b -> [String: Any] in
+                        // A stream (--follow prints again on each change): a line that is not JSON fails the command at its end.
+                        JSONOutput.event(buckets.map { b -> [String: Any] in
                             var o = object(b.values, options: options)
                             o["start"] = b.start.map(ISO8601.string) ?? NSNull()
                             o["end"] = b.end.map(ISO8601.string) ?? NSNull()
@@ -139,7 +140,7 @@ struct StatsCommand: ParsableCommand {
                     var o = object(st.values, options: options)
                     o["unit"] = outUnit.unitString
                     if let s = st.sources { o["sources"] = sources(s, options: options) }
-                    JSONOutput.emit(o)
+                    try JSONOutput.emit(o)
                 } else {
                     printSingle(st, options: options, unit: outUnit)
                 }

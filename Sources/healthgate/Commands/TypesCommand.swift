@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HealthModel
+import HealthStore
 
 /// `healthgate types`: the quantity types the store knows.
 struct TypesCommand: ParsableCommand {
@@ -14,13 +15,7 @@ struct TypesCommand: ParsableCommand {
     func run() throws {
         let types = QuantityTypeRegistry.standard.all
         if json {
-            JSONOutput.emit(types.map { t -> [String: Any] in
-                var o: [String: Any] = ["identifier": t.identifier, "unit": t.canonicalUnitString,
-                                        "aggregationStyle": t.aggregationStyle.rawValue, "summary": t.summary]
-                // The values one sample may have (docs/input-rules.md, "Value ranges").
-                if let r = t.plausibleRange { o["plausibleRange"] = [r.lowerBound, r.upperBound] }
-                return o
-            })
+            try JSONOutput.emit(types.map(\.jsonObject))
         } else {
             Table.print(["TYPE", "UNIT", "RANGE (one sample)", "AGGREGATION"], types.map { t in
                 [t.identifier, t.canonicalUnitString,

@@ -78,7 +78,7 @@ struct WatchCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let types = try type.map(CLIParse.type)
+            let types = try type.map(InputValues.type)
             let start: ObservationStart = try anchor.map { .anchor(try ChangeAnchor(string: $0)) }
                 ?? (fromStart ? .beginning : .now)
             let observer = try Self.observer(path: store.path, types: types, start: start, pollMs: intervalMs)
@@ -86,7 +86,7 @@ struct WatchCommand: ParsableCommand {
             Console.note("watching \(store.path) from anchor \(observer.anchor.map(\.description) ?? "(the beginning)") — Ctrl-C stops")
             try observer.run(while: { true }) { change in
                 if json {
-                    JSONOutput.emit(try ChangeOutput.object(change))
+                    try JSONOutput.emit(try change.jsonObject())
                 } else {
                     ChangeOutput.lines(change).forEach { print($0) }
                     fflush(nil)

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Configuration
 
 /// Options every store-touching command takes: where the database is.
 struct StoreLocation: ParsableArguments {
@@ -9,13 +9,6 @@ struct StoreLocation: ParsableArguments {
         valueName: "path"))
     var db: String?
 
-    /// The database path after applying `--db`, `$HEALTHGATE_DB` and the XDG default, in that order.
-    var path: String {
-        if let db { return db }
-        let env = ProcessInfo.processInfo.environment
-        if let p = env["HEALTHGATE_DB"], !p.isEmpty { return p }
-        let dataHome = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.local/share")
-        return dataHome + "/healthgate/health.sqlite"
-    }
+    /// The database path: `--db`, else `$HEALTHGATE_DB`, else the XDG default (``DefaultPaths``).
+    var path: String { DefaultPaths.database(given: db) }
 }

@@ -3,13 +3,13 @@ import ArgumentParser
 /// The simulated hardware `demo` and `simulate` run: how many straps and pedometers, how often
 /// a strap notifies. One option group with each command's defaults and limits.
 struct SimulatedDevicesOptions<Limits: SimulatedDevicesLimits>: ParsableArguments {
-    @Option(help: "Simulated heart-rate straps.")
+    @Option(help: "Simulated heart-rate straps (\(Limits.strapTransport)).")
     var straps: Int = Limits.straps
 
     @Option(help: "Notifications per second per strap (real straps send about 1).")
     var rate: Double = Limits.rate
 
-    @Option(help: "Simulated serial pedometers.")
+    @Option(help: "Simulated serial pedometers (\(Limits.pedometerTransport)).")
     var pedometers: Int = Limits.pedometers
 
     func validate() throws {
@@ -32,6 +32,10 @@ protocol SimulatedDevicesLimits {
     /// The rate's range for the message (`0.01…1000`).
     static var rateText: String { get }
     static var pedometerRange: ClosedRange<Int> { get }
+    /// What carries a simulated strap's ATT channel, for `--help` (`Unix sockets`).
+    static var strapTransport: String { get }
+    /// What a simulated pedometer prints on, for `--help` (`ptys`).
+    static var pedometerTransport: String { get }
     /// Straps plus pedometers at least (`simulate` needs one device to serve).
     static var minimumDevices: Int { get }
 }

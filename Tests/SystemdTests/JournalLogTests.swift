@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import Gateway
 @testable import Systemd
 #if canImport(Glibc)
 @preconcurrency import Glibc

@@ -1,7 +1,5 @@
 import Foundation
 import Testing
-@testable import Gateway
-import HealthGateTesting
 @testable import Configuration
 
 /// `[[strap]] socket = "/path"`: a strap reached over a Unix socket instead of Bluetooth;
@@ -33,13 +31,5 @@ import HealthGateTesting
     ])
     func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
         expectConfigError(c)
-    }
-
-    @Test func runRefusesABadSocketKeyWithExit78() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hg-\(UUID().uuidString).toml").path
-        try "[[strap]]\nsocket = \"relative.sock\"\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let child = try Child(["run", "--config", path, "--db", tempDBPath("sockcfg")])
-        #expect(await offThread { child.wait() } == 78)
-        #expect(child.stderr.contains("\(path):2:"), "\(child.stderr)")
     }
 }

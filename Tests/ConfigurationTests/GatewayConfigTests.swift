@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import Gateway
 @testable import Ingest
 @testable import Configuration
 

@@ -1,13 +1,7 @@
 import Foundation
-import HealthGateTesting
-import HealthModel
-import Logging
 import SerialPedometer
-import Simulators
 import Testing
 import Udev
-@testable import Gateway
-@testable import Ingest
 @testable import Configuration
 
 /// The `[[pedometer]]` keys `serial watch` has as options (id, format with vendor profiles,
@@ -42,36 +36,11 @@ import Udev
         guard case .profile(let p) = a.format else { Issue.record("format is \(a.format)"); return }
         #expect(p.name == "my-band" && p.semantics == .delta)
         #expect(c.profiles["my-band"] == p)
-        #expect(a.sourceOptions == PedometerSource.Options(baud: 115_200, flowControl: .rtscts, format: a.format,
-                                                          counterBits: 24, trustDeviceTime: true))
+        #expect(a.baud == 115_200)
         #expect(c.pedometers[1].format == .profile(VendorProfile.builtIn["seeed-bma456"]!))
         // Left out: serial watch's defaults.
         let d = c.pedometers[2]
         #expect(d.id == nil && d.format == .auto && d.counterBits == nil && !d.trustDeviceTime && d.flowControl == .none)
-    }
-
-    /// The rule's options reach the source the watcher opens: with `counter_bits = 16` a
-    /// decrease that fits is a wrap (steps kept), and `id` keys the samples and the state.
-    @Test func theWatcherOpensSourcesWithTheRulesOptions() async throws {
-        let ped = try SimulatedPedometer()
-        let c = try GatewayConfig.parse("""
-            [[pedometer]]
-            path = "\(ped.path)"
-            id = "PED-CFG"
-            format = "int"
-            counter_bits = 16
-            """, file: "t.toml")
-        let rig = try DaemonRig(path: temporaryStorePath())
-        let watcher = PedometerWatcher(rules: c.pedometers, runner: rig.runner, logger: Logger(label: "test"))
-        #expect(watcher.scanOnce() == [ped.path])
-        ped.writeLine("65530")
-        ped.writeLine("4")
-        #expect(await eventually { rig.steps().count == 1 })
-        _ = await offThread { rig.stop() }
-        let s = try #require(rig.steps().first)
-        #expect(s.quantity.value == 10, "65530 → 4 wrapped at 2^16")
-        #expect(s.metadata.syncIdentifier?.hasPrefix("serial:PED-CFG:") == true)
-        #expect(rig.counterState("PED-CFG")?.tally.wraps == 1)
     }
 
     /// One reader for `run` and the serial commands: serial.toml's `match = [...]` short form and

@@ -1,4 +1,3 @@
-import Gateway
 import Testing
 @testable import Configuration
 

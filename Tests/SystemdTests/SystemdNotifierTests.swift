@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import Gateway
 @testable import Systemd
 #if canImport(Glibc)
 @preconcurrency import Glibc
