@@ -224,11 +224,12 @@ public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
 /// which compare the streaming engine against the engine it replaced (docs/queries.md,
 /// "How statistics are computed").
 package enum StatisticsPath: Sendable, Hashable {
-    /// The default: one pass over the rows in start order with a sweep over higher-priority
-    /// coverage (memory bounded by the buckets), answering isolated 15-minute slots that lie
-    /// inside one bucket from the per-source rollups.
+    /// The default: one pass over the rows and series chunks in start order with a sweep over
+    /// higher-priority coverage (memory bounded by the buckets), answering isolated 15-minute
+    /// slots and isolated series chunks that lie inside one bucket from the per-source rollups
+    /// and the chunks' aggregates.
     case streaming
-    /// The same sweep, decoding every row (no rollups).
+    /// The same sweep, decoding every row and every chunk (no rollups, no chunk aggregates).
     case streamingRowsOnly
     /// The engine before issue 12: every matching sample loaded into memory, then merged by
     /// source priority and bucketed. Kept as the oracle for tests and the benchmark baseline.
@@ -244,13 +245,11 @@ extension HealthStore {
     /// - Throws: ``HealthModelError/optionNotAllowed(option:type:style:)`` for options that do
     ///   not fit the type; ``StoreError`` on database errors.
     public func statistics(_ query: StatisticsQuery) throws -> Statistics {
-        // Quantity series are read by the all-rows engine's bridge (docs/store.md) until the
-        // streaming path reads their chunks.
-        try statistics(query, path: try hasSeries(query) ? .loadAll : .streaming)
+        try statistics(query, path: .streaming)
     }
 
     /// ``statistics(_:)`` computed by the chosen implementation (tests and benchmark).
-    package func statistics(_ query: StatisticsQuery, path: StatisticsPath) throws -> Statistics {
+    package func statistics(_ query: StatisticsQuery, path: StatisticsPath, work: StatisticsWork? = nil) throws -> Statistics {
         try validate(query.options, query.type)
         try checkRange(query)
         let range = Bucket(lo: query.start?.timeIntervalSince1970 ?? -.infinity,
@@ -260,7 +259,7 @@ extension HealthStore {
             let (points, ranks) = try loadPoints(query)
             return try results(points: points, ranks: ranks, buckets: [range], clip: range, query: query)[0]
         case .streaming, .streamingRowsOnly:
-            return try streamingResults(query, buckets: [range], clip: range, rollups: path == .streaming)[0]
+            return try streamingResults(query, buckets: [range], clip: range, rollups: path == .streaming, work: work)[0]
         }
     }
 
@@ -270,14 +269,14 @@ extension HealthStore {
     /// empty ones included. Without a range, the range is the span of the matching samples.
     public func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval,
                                      anchor: Date? = nil, timeZone: TimeZone = .current) throws -> [Statistics] {
-        try statisticsCollection(query, interval: interval, anchor: anchor, timeZone: timeZone,
-                                 path: try hasSeries(query) ? .loadAll : .streaming)
+        try statisticsCollection(query, interval: interval, anchor: anchor, timeZone: timeZone, path: .streaming)
     }
 
     /// ``statisticsCollection(_:interval:anchor:timeZone:)`` computed by the chosen
     /// implementation (tests and benchmark).
     package func statisticsCollection(_ query: StatisticsQuery, interval: StatisticsInterval, anchor: Date? = nil,
-                                      timeZone: TimeZone = .current, path: StatisticsPath) throws -> [Statistics] {
+                                      timeZone: TimeZone = .current, path: StatisticsPath,
+                                      work: StatisticsWork? = nil) throws -> [Statistics] {
         try validate(query.options, query.type)
         try checkRange(query)
         if let s = query.start, let e = query.end, s == e { return [] }   // an empty range overlaps no bucket
@@ -299,7 +298,7 @@ extension HealthStore {
             guard let span = try sampleSpan(query) else { return [] }
             let buckets = try makeBuckets(from: span.from, to: span.to, lastInstant: span.instantAtEnd ? span.to : nil,
                                           interval: interval, anchor: anchor, timeZone: timeZone)
-            return try streamingResults(query, buckets: buckets, clip: clip, rollups: path == .streaming)
+            return try streamingResults(query, buckets: buckets, clip: clip, rollups: path == .streaming, work: work)
         }
     }
 

@@ -164,6 +164,13 @@ struct StreamingMerge {
         }
     }
 
+    /// Counts `p` whole at once, outside the merge: only when no sample of another source is in
+    /// play (then nothing covers it and it covers nothing), so its order does not matter.
+    mutating func addUnmerged(_ p: StatPoint) {
+        StatisticsEngine.accumulate(p, pieces: p.isInstant ? [] : [Bucket(lo: p.start, hi: p.end)],
+                                    ranges: ranges, style: style, into: &acc, scratch: &scratch)
+    }
+
     /// Adds a rollup slot's aggregate to bucket `i` (the caller has checked that every sample
     /// it sums lies inside that bucket and meets no sample of another source).
     mutating func add(aggregate r: RollupRow, bucket i: Int) {

@@ -8,28 +8,64 @@ extension HealthStore {
     func sampleSpan(_ query: StatisticsQuery) throws -> (from: Double, to: Double, instantAtEnd: Bool)? {
         try read { db in
             let (whereSQL, args) = try whereClause(query.sampleQuery)
-            func one(_ sql: String, _ extra: [SQLValue] = []) throws -> Double? {
+            func one(_ sql: String, _ bind: [SQLValue]) throws -> Double? {
                 let st = try db.prepare(sql, cached: false)
-                st.bind(all: args + extra)
+                st.bind(all: bind)
                 defer { st.reset() }
                 return try st.step() ? st.optionalDouble(0) : nil
             }
+            // Quantity series: their rows hold the earliest start and latest end of their
+            // quantities. The series' own filters, and the range's bounds as they decide for the
+            // quantity that holds that start or end (docs/queries.md).
+            var seriesFilter = query.sampleQuery
+            seriesFilter.start = nil; seriesFilter.end = nil
+            let (seriesSQL, seriesArgs) = try whereClause(seriesFilter)
+            let e = query.end?.timeIntervalSince1970, b = query.start?.timeIntervalSince1970
             // Separate statements, so SQLite answers each min/max from the type's index.
-            guard let from = try query.start.map(\.timeIntervalSince1970) ?? one("SELECT min(s.start) FROM samples s WHERE \(whereSQL)"),
-                  let to = try query.end.map(\.timeIntervalSince1970) ?? one("SELECT max(s.\"end\") FROM samples s WHERE \(whereSQL)")
+            func earliest() throws -> Double? {
+                let rows = try one("SELECT min(s.start) FROM samples s WHERE \(whereSQL)", args)
+                // With an end, the quantity holding a series' start matches (it starts before it).
+                let series = try one("SELECT min(s.start) FROM series s WHERE \(seriesSQL)" + (e == nil ? "" : " AND s.start < ?")
+                                     + (b == nil ? "" : " AND s.\"end\" >= ?"), seriesArgs + (e.map { [.double($0)] } ?? []) + (b.map { [.double($0)] } ?? []))
+                return [rows, series].compactMap { $0 }.min()
+            }
+            func latest() throws -> Double? {
+                let rows = try one("SELECT max(s.\"end\") FROM samples s WHERE \(whereSQL)", args)
+                // Past the start, the quantity holding a series' end matches; at it, only an
+                // instant exactly there does (found by decoding the chunks there).
+                var series = try one("SELECT max(s.\"end\") FROM series s WHERE \(seriesSQL)" + (b == nil ? "" : " AND s.\"end\" > ?"),
+                                     seriesArgs + (b.map { [.double($0)] } ?? []))
+                if series == nil, let b, try seriesInstant(db, query, at: b) { series = b }
+                return [rows, series].compactMap { $0 }.max()
+            }
+            guard let from = try query.start.map(\.timeIntervalSince1970) ?? earliest(),
+                  let to = try query.end.map(\.timeIntervalSince1970) ?? latest()
             else { return nil }
             var instantAtEnd = false
             if query.end == nil {
                 instantAtEnd = try one("SELECT 1 FROM samples s WHERE \(whereSQL) AND s.start = s.\"end\" AND s.\"end\" = ? LIMIT 1",
-                                       [.double(to)]) != nil
+                                       args + [.double(to)]) != nil
+                if !instantAtEnd { instantAtEnd = try seriesInstant(db, query, at: to) }
             }
             return (from, to, instantAtEnd)
         }
     }
 
+    /// Whether a series quantity matching the query's filters is an instant at exactly `t`
+    /// (decodes the few chunks whose hull holds `t`).
+    private func seriesInstant(_ db: Connection, _ query: StatisticsQuery, at t: Double) throws -> Bool {
+        var q = query.sampleQuery
+        q.start = Date(timeIntervalSince1970: t)
+        q.end = Date(timeIntervalSince1970: t.nextUp)
+        return try seriesHits(db, q).contains {
+            $0.sample.startDate.timeIntervalSince1970 == t && $0.sample.endDate.timeIntervalSince1970 == t
+        }
+    }
+
     /// Statistics per bucket computed by the streaming engine (``StreamingMerge``), with the
     /// rollups when `rollups` is set and the query's filters allow them.
-    func streamingResults(_ query: StatisticsQuery, buckets: [Bucket], clip: Bucket, rollups: Bool) throws -> [Statistics] {
+    func streamingResults(_ query: StatisticsQuery, buckets: [Bucket], clip: Bucket, rollups: Bool,
+                          work: StatisticsWork? = nil) throws -> [Statistics] {
         try read { db in
             // One read transaction: every statement below sees the same snapshot.
             try db.execute("BEGIN")
@@ -46,7 +82,7 @@ extension HealthStore {
                 allowed = ids
             }
             let pass = StreamingPass(store: self, db: db, query: query, buckets: buckets, clip: clip,
-                                     ranks: rankOf, useRollups: useRollups)
+                                     ranks: rankOf, useRollups: useRollups, chunkAggregates: rollups, work: work)
             let merged = try pass.run(sources: allowed)
             var perSource: [(Int64, [StatisticValues])] = []
             if query.options.contains(.separateBySource) {
@@ -61,6 +97,8 @@ extension HealthStore {
                     st.bind(all: args)
                     var ids: Set<Int64> = []
                     while try st.step() { ids.insert(st.int64(0)) }
+                    // Series quantities across the instant (a few chunks decoded).
+                    for hit in try seriesHits(db, query.sampleQuery) { ids.insert(hit.sourceID) }
                     matching = ids
                 }
                 for id in merged.sources.union(matching ?? []).sorted(by: { (rankOf[$0] ?? .max, $0) < (rankOf[$1] ?? .max, $1) }) {
@@ -86,6 +124,10 @@ struct StreamingPass {
     let clip: Bucket
     let ranks: [Int64: Int]
     let useRollups: Bool
+    /// Whether chunks of quantity series may be answered from their aggregates.
+    let chunkAggregates: Bool
+    /// Counts what was read from series (tests), when given.
+    let work: StatisticsWork?
 
     struct Result {
         var values: [StatisticValues]
@@ -93,11 +135,28 @@ struct StreamingPass {
         var sources: Set<Int64>
     }
 
-    /// Computes the merged values over the samples of `sources` (nil: every source).
+    /// Computes the merged values over the samples and series quantities of `sources` (nil:
+    /// every source).
     func run(sources: Set<Int64>?) throws -> Result {
         let style = query.type.aggregationStyle
         let typeID = try store.typeID(query.type)
         var merge = StreamingMerge(buckets: buckets, clip: clip, style: style, ranks: ranks)
+        // Quantity series: when another source's rows or series are in play too, every row and
+        // chunk goes through one sweep in start order (the priority merge needs it); alone, a
+        // series is read chunk by chunk in storage order beside the rows' usual path.
+        let withSeries = try seriesSources(sources: sources)
+        if !withSeries.isEmpty {
+            var rows = try rowSources(typeID: typeID)
+            if let sources { rows.formIntersection(sources) }
+            if rows.union(withSeries).count > 1 {
+                let seen = try sweepOrdered(into: &merge, sources: sources, rowSources: rows, aggregates: chunkAggregates)
+                merge.finish()
+                return Result(values: merge.acc.map { $0.values(query.options) }, sources: seen)
+            }
+        }
+        func addSeries() throws -> Set<Int64> {
+            withSeries.isEmpty ? [] : try addSeriesIndependently(into: &merge, sources: sources, aggregates: chunkAggregates)
+        }
         if useRollups {
             var plan = RollupPlan(ranges: merge.ranges, clip: clip)
             let st = try db.prepare("""
@@ -126,10 +185,12 @@ struct StreamingPass {
             for run in plan.decode {
                 try decode(into: &merge, sources: sources, slots: run)
             }
+            present.formUnion(try addSeries())
             merge.finish()
             return Result(values: merge.acc.map { $0.values(query.options) }, sources: present)
         }
-        let seen = try decode(into: &merge, sources: sources, slots: nil)
+        var seen = try decode(into: &merge, sources: sources, slots: nil)
+        seen.formUnion(try addSeries())
         merge.finish()
         return Result(values: merge.acc.map { $0.values(query.options) }, sources: seen)
     }
