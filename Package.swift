@@ -65,8 +65,12 @@ let package = Package(
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
         .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
 
-        // One-sentence failures with their sysexits(3) code, shared by the two executables.
-        .target(name: "Sysexits", dependencies: ["Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // One exit-code mapping for the two executables: every module's failures as one sentence with
+        // their sysexits(3) code, and the output conventions that go with it (JSON lines, terminal-safe text).
+        .target(name: "Sysexits",
+                dependencies: ["Platform", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
+                               "Capture", "Configuration", "Gateway",
+                               .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // The command-line tool: parses arguments and prints.
         .executableTarget(
@@ -90,7 +94,7 @@ let package = Package(
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
-        .testTarget(name: "SysexitsTests", dependencies: ["Sysexits"]),
+        .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),

@@ -40,11 +40,12 @@ package struct PedometerOverrides: Sendable {
 }
 
 extension GatewayConfig {
-    /// The rules `serial watch` reads by: for `device`, one rule naming it; without one
-    /// (`--auto`), this file's rules followed by `matches` (`vid:pid`, `serial:S`, `tag:T`,
-    /// `by-id:PATH`), each with `overrides` but its id. Empty when there is no rule at all.
+    /// The rules the serial commands read by: for `device`, one rule naming it; without one
+    /// (`serial list`, `serial watch --auto`), this file's rules followed by `matches`
+    /// (`vid:pid`, `serial:S`, `tag:T`, `by-id:PATH`), each with `overrides` but its id. Empty
+    /// when there is no rule at all.
     /// - Throws: ``DeviceMatchError`` for a bad match, ``SerialConfigError`` for a bad format.
-    package func serialWatchRules(device: String?, matches: [String], overrides: PedometerOverrides) throws -> [Pedometer] {
+    package func pedometerRules(device: String? = nil, matches: [String], overrides: PedometerOverrides = PedometerOverrides()) throws -> [Pedometer] {
         if let device {
             return [try overrides.applied(to: Pedometer(path: device), profiles: allProfiles, withID: true)]
         }

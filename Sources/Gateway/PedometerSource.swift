@@ -114,6 +114,14 @@ package struct PedometerSource: IngestSource {
     /// The state-table key of a pedometer's counter: `serial.counter.<device id>`.
     package static func stateKey(deviceID: String) -> String { "serial.counter.\(deviceID)" }
 
+    /// The persisted state keys of the registry's device with this local identifier (a
+    /// pedometer's, `serial:<id>`: its counter state; none for other devices), which `devices
+    /// forget` removes with it.
+    package static func stateKeys(localIdentifier: String) -> [String] {
+        guard localIdentifier.hasPrefix("serial:") else { return [] }
+        return [stateKey(deviceID: String(localIdentifier.dropFirst("serial:".count)))]
+    }
+
     package func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
         let key = stateKey
         // The newest state still on its way to the store (a quick re-plug), else the stored one.

@@ -56,6 +56,19 @@ extension StrapTarget {
         return try resolve(text, store: store, addressType: addressType)
     }
 
+    /// The straps a user means by `texts` (``resolve(_:store:addressType:)``, the same strap
+    /// once), or every remembered one when `texts` is empty (`live` with no strap named).
+    /// - Throws: ``StrapLookupError``, or the store's error.
+    package static func resolve(all texts: [String], store: HealthStore, addressType: AddressType?) throws -> [StrapTarget] {
+        if texts.isEmpty { return try remembered(in: store, addressType: addressType) }
+        var targets: [StrapTarget] = []
+        for text in texts {
+            let t = try resolve(text, store: store, addressType: addressType)
+            if !targets.contains(where: { $0.address == t.address }) { targets.append(t) }
+        }
+        return targets
+    }
+
     /// Every strap the registry remembers (`live` with no address).
     /// - Throws: ``StrapLookupError/noneRemembered``, or the store's error.
     package static func remembered(in store: HealthStore, addressType: AddressType?) throws -> [StrapTarget] {

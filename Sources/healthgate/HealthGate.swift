@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Gateway
 
 /// The `healthgate` command: pairs wearable sensors, captures their data and queries the store.
 @main
@@ -88,11 +89,16 @@ struct HealthGate: AsyncParsableCommand {
             // An event a stream could not write as JSON was said on stderr when it happened;
             // the command still fails (70) rather than exiting 0 with a line missing.
             if let failure = JSONOutput.takeFailure() { throw ExitCode(failure.code.rawValue) }
-            WritingStores.checkpointAll()
+            checkpointWritingStores()
         } catch {
-            WritingStores.checkpointAll()
+            checkpointWritingStores()
             exit(withError: error)
         }
+    }
+
+    /// Checkpoints the stores the command wrote (docs/store.md, "Checkpoint on shutdown").
+    static func checkpointWritingStores() {
+        WritingStores.checkpointAll { message, failed in if failed { Console.error(message) } else { Console.note(message) } }
     }
 
     /// Runs the command line through ``main(_:)``.

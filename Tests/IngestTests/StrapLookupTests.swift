@@ -49,6 +49,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: missing), "a lookup created the store")
     }
 
+    @Test("several straps: each once (a name and its address are one strap); none named: every remembered one")
+    func all() throws {
+        let db = try store()
+        let t = try StrapTarget.resolve(all: ["chest", "A0:9E:1A:00:00:01", "00:11:22:33:44:55"], store: db, addressType: nil)
+        #expect(t.map(\.address.description) == ["A0:9E:1A:00:00:01", "00:11:22:33:44:55"])
+        #expect(try StrapTarget.resolve(all: [], store: db, addressType: nil).map(\.name) == ["chest"])
+        let empty = try HealthStore(path: tempDBPath("strap-lookup-empty"))
+        #expect(throws: StrapLookupError.noneRemembered) { try StrapTarget.resolve(all: [], store: empty, addressType: nil) }
+    }
+
     @Test("an unknown name, a pedometer's name, a name without a store: each its own error")
     func errors() throws {
         let db = try store()

@@ -50,15 +50,6 @@ struct ConnectOptions: ParsableArguments {
 
 extension AddressType: ExpressibleByArgument {}
 
-extension StrapLookupError: SysexitConvertible {
-    package var sysexit: Sysexit {
-        switch self {
-        case .unknownName, .noneRemembered: .unavailable
-        case .notAStrap: .usage
-        }
-    }
-}
-
 /// Serialises output lines from the several threads `live` reports on.
 enum Output {
     private static let lock = Mutex(())

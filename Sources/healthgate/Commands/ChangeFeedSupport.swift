@@ -6,12 +6,6 @@ import HealthStore
 // Shared pieces of the change-feed commands (issue 7): `changes`, `watch`, `tombstones`,
 // `stats --follow`. docs/change-feed.md describes the feed and the exit codes.
 
-extension ChangeFeedError: SysexitConvertible {
-    /// 65 (data error) means exactly "this anchor cannot be answered without a gap: resync";
-    /// a malformed anchor or limit is a usage error (64).
-    package var sysexit: Sysexit { requiresResync ? .dataError : .usage }
-}
-
 /// The text shape of a ``ChangeSet`` (its JSON: ``ChangeSet/jsonObject()``).
 enum ChangeOutput {
     /// One line per change: `+ <start> <type> <value> <unit> <source> [device] <uuid>` for an

@@ -55,7 +55,7 @@ struct DemoCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let db = try openHealthStore(store)
+            let db = try store.open()
             let logger = demoLogger(quiet: json)
             let config = IngestConfiguration(batchSize: batchSize, flushInterval: .milliseconds(flushMs))
             do { try config.validate() } catch { throw CLIFailure("\(error)", code: .usage) }

@@ -107,7 +107,7 @@ struct DevicesCommand: ParsableCommand {
                                      code: .dataError)
                 }
                 let db = try store.open()
-                let done = try db.forgetDevice(localIdentifier: local, stateKeys: Self.stateKeys(localIdentifier: local))
+                let done = try db.forgetDevice(localIdentifier: local, stateKeys: PedometerSource.stateKeys(localIdentifier: local))
                 if json {
                     try JSONOutput.emit([
                         "device": done.record.jsonObject, "samples": done.samples,
@@ -119,12 +119,6 @@ struct DevicesCommand: ParsableCommand {
                 let state = done.removedStateKeys.isEmpty ? "" : " and its persisted state (\(done.removedStateKeys.joined(separator: ", ")))"
                 print("Forgot \(name) (\(done.record.kind.rawValue) \(done.record.address ?? local)): removed from the device registry\(state); its \(done.samples) sample\(done.samples == 1 ? "" : "s") stay in the store.")
             }
-        }
-
-        /// The persisted state keys that belong to the device with this local identifier.
-        static func stateKeys(localIdentifier: String) -> [String] {
-            guard localIdentifier.hasPrefix("serial:") else { return [] }
-            return [PedometerSource.stateKey(deviceID: String(localIdentifier.dropFirst("serial:".count)))]
         }
     }
 

@@ -62,16 +62,8 @@ struct LiveCommand: ParsableCommand {
                 return
             }
             let adapter = try connect.adapterOption.resolve()
-            let db = try openHealthStore(store)
-            var targets: [StrapTarget] = []
-            if straps.isEmpty {
-                targets = try StrapTarget.remembered(in: db, addressType: connect.addressType)
-            } else {
-                for s in straps {
-                    let t = try StrapTarget.resolve(s, store: db, addressType: connect.addressType)
-                    if !targets.contains(where: { $0.address == t.address }) { targets.append(t) }
-                }
-            }
+            let db = try store.open()
+            let targets = try StrapTarget.resolve(all: straps, store: db, addressType: connect.addressType)
 
             let (json, chosen) = (self.json, targets)
             if !json {
@@ -100,28 +92,20 @@ struct LiveCommand: ParsableCommand {
     /// `healthgate run` holds the straps (a strap allows one connection, often): instead of
     /// fighting it for them, show what it commits, as it commits it (docs/change-feed.md).
     private func followDaemon(pid: Int, straps daemonStraps: [String]) throws {
-        let wanted = straps.map { $0.uppercased() }
         Console.note("`healthgate run` (pid \(pid)) owns the straps\(daemonStraps.isEmpty ? "" : " (" + daemonStraps.joined(separator: ", ") + ")") and \(store.path): showing the readings it stores instead of connecting. Stop it to connect directly; Ctrl-C to stop.")
-        let observer = try ChangeObserver(path: store.path, types: [.heartRate, .activeEnergyBurned], start: .now)
-        let (deadline, count) = (limits.duration.map { Date().addingTimeInterval($0) }, limits.count)
-        var shown = 0
-        try observer.run(while: { (deadline.map { Date() < $0 } ?? true) && (count.map { shown < $0 } ?? true) }) { change in
-            for sample in change.samples {
-                let device = [sample.device?.name, sample.device?.localIdentifier].compactMap { $0 }
-                if !wanted.isEmpty, !wanted.contains(where: { w in device.contains { $0.uppercased().contains(w) } }) { continue }
-                if json {
-                    var object = try SampleJSON.object(sample)
-                    object["event"] = sample.type == .heartRate ? "heartRate" : "energy"
-                    object["from"] = "daemon"
-                    try JSONOutput.emit(object)
-                } else {
-                    let rr = sample.rrIntervals.map { "  " + Self.rrText($0.ticks) } ?? ""
-                    let contact = sample.metadata.sensorContact.map { "  contact \($0.name)" } ?? ""
-                    print("\(ISO8601.string(sample.endDate))  \(TerminalText.visible(device.first ?? "strap"))  "
-                          + "\(Table.number(sample.quantity.value)) \(sample.quantity.unit.unitString)\(contact)\(rr)")
-                    fflush(nil)
-                }
-                if sample.type == .heartRate { shown += 1 }
+        try DaemonReadings.follow(storeAt: store.path, straps: straps, duration: limits.duration, count: limits.count) { sample in
+            if json {
+                var object = try SampleJSON.object(sample)
+                object["event"] = sample.type == .heartRate ? "heartRate" : "energy"
+                object["from"] = "daemon"
+                try JSONOutput.emit(object)
+            } else {
+                let device = sample.device?.name ?? sample.device?.localIdentifier ?? "strap"
+                let rr = sample.rrIntervals.map { "  " + Self.rrText($0.ticks) } ?? ""
+                let contact = sample.metadata.sensorContact.map { "  contact \($0.name)" } ?? ""
+                print("\(ISO8601.string(sample.endDate))  \(TerminalText.visible(device))  "
+                      + "\(Table.number(sample.quantity.value)) \(sample.quantity.unit.unitString)\(contact)\(rr)")
+                fflush(nil)
             }
         }
     }

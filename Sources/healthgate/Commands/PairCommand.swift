@@ -56,7 +56,7 @@ struct PairCommand: AsyncParsableCommand {
     func run() async throws {
         try await reporting {
             let adapter = try connect.adapterOption.resolve()
-            let db = try openHealthStore(store)
+            let db = try store.open()
             let target = try StrapTarget.resolve(address, store: db, addressType: connect.addressType)
             let stop = IngestStop()
             let trap = SignalTrap(raising: stop)

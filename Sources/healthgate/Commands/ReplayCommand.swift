@@ -50,7 +50,7 @@ struct ReplayCommand: ParsableCommand {
                 let missing = !FileManager.default.fileExists(atPath: file)
                 throw CLIFailure("cannot replay \(file): \(error)", code: missing ? .noInput : .dataError)
             }
-            let db = try openHealthStore(store)
+            let db = try store.open()
             let r = try ReplaySummary.replay(file: file, reader: reader, into: db, speed: max ? nil : speed, logger: demoLogger(quiet: true))
             if json { try JSONOutput.emit(r.jsonObject); return }
             print("replayed \(r.records) records from \(file) in \(String(format: "%.2f", r.seconds)) s")

@@ -82,11 +82,3 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-extension DaemonLockError: SysexitConvertible {
-    package var sysexit: Sysexit {
-        switch self {
-        case .cannotCreate: .ioError
-        case .owned: .tempFail
-        }
-    }
-}

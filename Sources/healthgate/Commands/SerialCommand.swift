@@ -36,17 +36,13 @@ struct SerialListCommand: ParsableCommand {
     @Flag(help: "Include virtual terminals (tty0…tty63, console, ptmx).")
     var all = false
 
-    @Option(name: .customLong("match"), help: ArgumentHelp(
-        "A pedometer match rule, in addition to the configuration file's (repeatable).",
-        valueName: "vid:pid|serial:S|tag:T|by-id:PATH"))
-    var matches: [String] = []
+    @OptionGroup var match: PedometerMatchOption
 
     @OptionGroup var serialConfig: SerialConfigOption
 
     func run() throws {
         try reporting {
-            let config = try serialConfig.load()
-            let rules = try config.pedometers + matches.map { GatewayConfig.Pedometer(try DeviceMatch(parsing: $0)) }
+            let rules = try serialConfig.load().pedometerRules(matches: match.matches)
             let udev = try Udev()
             if !udev.daemonIsRunning {
                 Console.note("note: no udev daemon runs: USB ids are read from sysfs; tags and by-id links are unavailable")

@@ -9,33 +9,12 @@ import Udev
 
 // Shared plumbing of the serial pedometer commands (serial list, serial watch, decode pedometer).
 
-extension SerialPortError: SysexitConvertible {
-    package var sysexit: Sysexit {
-        switch self {
-        case .notFound: .unavailable
-        case .permissionDenied: .noPermission
-        case .busy: .tempFail
-        case .notATerminal, .unsupportedBaud: .usage
-        case .system: .ioError
-        }
-    }
-}
-
-extension SerialConfigError: SysexitConvertible {
-    package var sysexit: Sysexit {
-        switch self {
-        case .badConfigFile: .config
-        default: .usage
-        }
-    }
-}
-
-extension UdevError: SysexitConvertible {
-    package var sysexit: Sysexit { .unavailable }
-}
-
-extension DeviceMatchError: SysexitConvertible {
-    package var sysexit: Sysexit { .usage }
+/// `--match RULE` (repeatable): pedometer match rules in addition to the configuration file's.
+struct PedometerMatchOption: ParsableArguments {
+    @Option(name: .customLong("match"), help: ArgumentHelp(
+        "A pedometer match rule, in addition to the configuration file's (repeatable; serial watch: with --auto).",
+        valueName: "vid:pid|serial:S|tag:T|by-id:PATH"))
+    var matches: [String] = []
 }
 
 /// `--config PATH`: the configuration file the serial commands read (match rules, vendor

@@ -44,10 +44,7 @@ struct SerialWatchCommand: ParsableCommand {
     @Flag(help: "Wait for matching pedometers (udev) instead of naming one.")
     var auto = false
 
-    @Option(name: .customLong("match"), help: ArgumentHelp(
-        "With --auto: a match rule, in addition to the configuration file's (repeatable).",
-        valueName: "vid:pid|serial:S|tag:T|by-id:PATH"))
-    var matches: [String] = []
+    @OptionGroup var match: PedometerMatchOption
 
     @Option(help: "Baud rate (8N1; default 115200).")
     var baud: Int?
@@ -81,7 +78,7 @@ struct SerialWatchCommand: ParsableCommand {
 
     func validate() throws {
         if auto == (device != nil) { throw ValidationError("name a DEVICE or pass --auto (not both)") }
-        if !matches.isEmpty && !auto { throw ValidationError("--match goes with --auto") }
+        if !match.matches.isEmpty && !auto { throw ValidationError("--match goes with --auto") }
         if let b = counterBits, ![16, 24, 32].contains(b) { throw ValidationError("--counter-bits must be 16, 24 or 32") }
         if let f = flowControl, FlowControl(rawValue: f) == nil { throw ValidationError("--flow-control must be none, rtscts or xonxoff") }
         if let b = baud, !(50...4_000_000).contains(b) { throw ValidationError("--baud must be between 50 and 4000000") }
@@ -91,11 +88,11 @@ struct SerialWatchCommand: ParsableCommand {
         try reporting {
             let overrides = PedometerOverrides(baud: baud, flowControl: flowControl.flatMap(FlowControl.init(rawValue:)), format: format,
                                                counterBits: counterBits, trustDeviceTime: deviceTime.map { $0 == .trust }, id: id)
-            let rules = try serialConfig.load().serialWatchRules(device: auto ? nil : device ?? "", matches: matches, overrides: overrides)
+            let rules = try serialConfig.load().pedometerRules(device: auto ? nil : device ?? "", matches: match.matches, overrides: overrides)
             guard !rules.isEmpty else {
                 throw CLIFailure("--auto needs at least one pedometer rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(serialConfig.path)): HealthGate never reads every tty", code: .config)
             }
-            let db = noStore ? nil : try openHealthStore(store)
+            let db = noStore ? nil : try store.open()
             var logger = Logger(label: "healthgate") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .critical   // everything worth saying is printed from the events
             let printer = SerialWatchPrinter(json: json, auto: auto, reopen: reopen, storing: db != nil)

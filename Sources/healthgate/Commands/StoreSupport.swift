@@ -1,36 +1,10 @@
 import ArgumentParser
 import Foundation
+import Gateway
 import HealthModel
 import HealthStore
 
 // Shared pieces of the store commands (issue 2): error codes, filters, dates, tables.
-
-extension StoreError: SysexitConvertible {
-    package var sysexit: Sysexit {
-        switch kind {
-        case .io: .ioError
-        case .busy: .tempFail
-        case .permission: .noPermission
-        case .corrupt, .data: .dataError
-        case .usage: .usage
-        case .config: .config
-        case .internal: .software
-        case .noInput: .noInput
-        }
-    }
-}
-
-extension HealthModelError: SysexitConvertible {
-    package var sysexit: Sysexit { .dataError }
-}
-
-extension InputValueError: SysexitConvertible {
-    package var sysexit: Sysexit { .usage }
-}
-
-extension SampleJSON.DecodeError: SysexitConvertible {
-    package var sysexit: Sysexit { .dataError }
-}
 
 extension StoreLocation {
     /// Opens the store at ``path`` for writing: creates it when missing and migrates it.

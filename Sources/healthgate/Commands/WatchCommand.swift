@@ -52,36 +52,14 @@ struct WatchCommand: ParsableCommand {
         if !(5...1000).contains(intervalMs) { throw ValidationError("--interval-ms must be between 5 and 1000.") }
     }
 
-    /// The observer, opened read-only. When no store exists yet, waits (polling, creating
-    /// nothing) until a writer has created it, then starts at its beginning: everything in it
-    /// was committed after `watch` started, so nothing is missed.
-    static func observer(path: String, types: [QuantityType], start: ObservationStart, pollMs: Int) throws -> ChangeObserver {
-        do {
-            return try ChangeObserver(path: path, types: types, start: start)
-        } catch let e as StoreError {
-            guard case .storeMissing = e else { throw e }
-        }
-        Console.note("watching for the health store at \(path) to be created (watch never creates one) — Ctrl-C stops")
-        while true {
-            Thread.sleep(forTimeInterval: Double(pollMs) / 1000)
-            do {
-                // A store being created is empty, then at an older schema, for a moment.
-                return try ChangeObserver(path: path, types: types, start: start == .now ? .beginning : start)
-            } catch let e as StoreError {
-                switch e {
-                case .storeMissing, .needsMigration: continue
-                default: throw e
-                }
-            }
-        }
-    }
-
     func run() throws {
         try reporting {
             let types = try type.map(InputValues.type)
             let start: ObservationStart = try anchor.map { .anchor(try ChangeAnchor(string: $0)) }
                 ?? (fromStart ? .beginning : .now)
-            let observer = try Self.observer(path: store.path, types: types, start: start, pollMs: intervalMs)
+            let observer = try ChangeObserver.waitingForStore(path: store.path, types: types, start: start, poll: .milliseconds(intervalMs)) {
+                Console.note("watching for the health store at \(store.path) to be created (watch never creates one) — Ctrl-C stops")
+            }
             observer.interval = .milliseconds(intervalMs)
             Console.note("watching \(store.path) from anchor \(observer.anchor.map(\.description) ?? "(the beginning)") — Ctrl-C stops")
             try observer.run(while: { true }) { change in
