@@ -14,7 +14,7 @@ fi
 SECONDS_OF_DATA=${2:-86400}
 command -v sqlite3 >/dev/null || { echo "store-size: needs the sqlite3 command for VACUUM" >&2; exit 69; }
 DIR=$(mktemp -d /tmp/hg-store-size.XXXXXX)
-trap 'rm -rf "$DIR"' EXIT
+trap '[[ -n "${HG_STORE_SIZE_KEEP:-}" ]] && cp "$DIR"/*.sqlite "$HG_STORE_SIZE_KEEP"/ ; rm -rf "$DIR"' EXIT
 for mode in rr hr; do
   python3 - "$DIR/$mode.capture.jsonl" "$SECONDS_OF_DATA" "$mode" <<'PY'
 import json, math, random, sys

@@ -13,6 +13,8 @@
 #        (default: .build/release or debug, 60 s, 250 ms = the shipped default)
 # Extra `healthgate run` settings for the runs: HG_WRITE_PROFILE_INGEST="key = value; key = value"
 # (lines added to the [ingest] table, e.g. durability = "every-commit").
+# HG_WRITE_PROFILE_PAGE_SIZE=1024 creates the store with that SQLite page size (an experiment:
+# HealthGate creates stores with SQLite's default, 4096).
 set -euo pipefail
 HG=${1:-}
 if [[ -z "$HG" ]]; then
@@ -45,6 +47,9 @@ for flush in "${FLUSHES[@]}"; do
   if [[ -n "${HG_WRITE_PROFILE_INGEST:-}" ]]; then
     IFS=';' read -ra extra <<<"$HG_WRITE_PROFILE_INGEST"
     for e in "${extra[@]}"; do sed -i "/^\[ingest\]/a $(echo "$e" | sed 's/^ *//')" "$DIR/sim.toml"; done
+  fi
+  if [[ -n "${HG_WRITE_PROFILE_PAGE_SIZE:-}" ]]; then
+    sqlite3 "$DIR/store.sqlite" "PRAGMA page_size=$HG_WRITE_PROFILE_PAGE_SIZE; CREATE TABLE t(x); DROP TABLE t; VACUUM;"
   fi
   "$HG" run --config "$DIR/sim.toml" --db "$DIR/store.sqlite" 2>"$DIR/run.log" &
   RUN=$!

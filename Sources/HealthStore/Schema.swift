@@ -142,6 +142,38 @@ enum Schema {
             VALUES (old.uuid, old.type_id, (julianday('now') - 2440587.5) * 86400.0);
         END;
         """,
+        // 6: series_chunks becomes a rowid table (docs/store.md "Writes"). Keyed by
+        // (series_id, seq), each series' open chunk sat in its own leaf page, so a commit
+        // that grew ten series rewrote ten leaves; in append order, the open chunks are the
+        // newest rows, together at the table's right edge, and a chunk of several minutes
+        // fits in its leaf (a WITHOUT ROWID row over ~1,000 bytes spills to an overflow page).
+        // The data blob comes last, so reading the aggregates never reads past them. Same
+        // columns, same rows; the (series_id, seq) key becomes a unique index.
+        """
+        CREATE TABLE series_chunks_v6(
+            id INTEGER PRIMARY KEY,         -- append order
+            series_id INTEGER NOT NULL REFERENCES series(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            first_index INTEGER NOT NULL,
+            start REAL NOT NULL,
+            "end" REAL NOT NULL,
+            count INTEGER NOT NULL,
+            sum REAL, min REAL, max REAL,
+            weighted REAL, weight REAL,
+            first REAL, last REAL,
+            recent REAL, recent_start REAL, recent_end REAL,
+            change_seq INTEGER NOT NULL,
+            data BLOB NOT NULL
+        );
+        INSERT INTO series_chunks_v6(series_id, seq, first_index, start, "end", count, sum, min, max, weighted, weight,
+                                     first, last, recent, recent_start, recent_end, change_seq, data)
+            SELECT series_id, seq, first_index, start, "end", count, sum, min, max, weighted, weight,
+                   first, last, recent, recent_start, recent_end, change_seq, data
+            FROM series_chunks ORDER BY change_seq, series_id, seq;
+        DROP TABLE series_chunks;
+        ALTER TABLE series_chunks_v6 RENAME TO series_chunks;
+        CREATE UNIQUE INDEX series_chunks_key ON series_chunks(series_id, seq);
+        """,
     ]
 
     /// The schema version this build writes.

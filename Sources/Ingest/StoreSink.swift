@@ -175,13 +175,13 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
                                         sensorLocation: r.heartRateSensorLocation, sensorContact: contact(r), flags: rowFlags(r))
                     withRR(r) { binder.bind(row, rrTicks: $0) }
                 }
-                // Heart-rate readings go to their series (docs/store.md, "Quantity series");
-                // records with extras go through the store's sync rules below (rare:
-                // pedometers); the bulk insert takes the others, compacted only when needed.
-                let seriesWriter = heartRateSlot == nil ? nil : series
-                func toSeries(_ r: SampleRecord) -> Bool {
-                    seriesWriter != nil && r.typeSlot == heartRateSlot && !r.flags.contains(.attached)
-                }
+                // Every record without extras goes to its series (docs/store.md, "Quantity
+                // series"): a strap's heart rate, energy and SDNN. Records with extras (a
+                // pedometer's step intervals, whose sync identifiers make a re-saved interval a
+                // duplicate, or a heart rate whose RR list is longer than a record holds) keep a
+                // row of their own, through the store's sync rules below.
+                let seriesWriter = series
+                func toSeries(_ r: SampleRecord) -> Bool { seriesWriter != nil && !r.flags.contains(.attached) }
                 var fast = records
                 var compacted: UnsafeMutableBufferPointer<SampleRecord>?
                 defer { compacted?.deallocate() }
@@ -193,7 +193,8 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
                     fast = UnsafeBufferPointer(rebasing: c[0..<n])
                 }
                 let rows = fast
-                try w.insertNew(count: rows.count) { i, binder in try bind(rows[i], &binder) }
+                // Not called for no rows: it would still mark its rollups (a page per commit).
+                if !rows.isEmpty { try w.insertNew(count: rows.count) { i, binder in try bind(rows[i], &binder) } }
                 if let seriesWriter {
                     for r in records where toSeries(r) {
                         let (type, source, device) = try ids(r)

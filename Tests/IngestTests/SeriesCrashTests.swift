@@ -23,13 +23,15 @@ import Testing
         var uuid: UUID, device: String, count: Int, open: Int, chunkSum: Int, lastChunk: Int
     }
 
+    /// The heart-rate series (the straps' energy readings are series of their own).
     static func seriesRows(_ store: HealthStore) throws -> [SeriesRow] {
         try store.withConnection { db in
             let st = try db.prepare("""
                 SELECT s.uuid, d.name, s.count, s.open,
                        (SELECT sum(count) FROM series_chunks c WHERE c.series_id = s.id),
                        (SELECT count FROM series_chunks c WHERE c.series_id = s.id ORDER BY seq DESC LIMIT 1)
-                FROM series s JOIN devices d ON d.id = s.device_id ORDER BY s.id
+                FROM series s JOIN devices d ON d.id = s.device_id
+                WHERE s.type_id = (SELECT id FROM types WHERE identifier = 'heartRate') ORDER BY s.id
                 """, cached: false)
             var out: [SeriesRow] = []
             while try st.step() {

@@ -37,6 +37,10 @@ package final class SeriesWriter {
         var chunkStart: Double
         var chunkEnd: Double
         var dirty: Bool
+        /// The `start` the series row holds (nil: not written yet). Rewritten only when it
+        /// moves (a clock step back): `start` is indexed, and naming it in an UPDATE rewrites its
+        /// index entry (a page per commit).
+        var storedStart: Double? = nil
         /// Readings appended since the last flush (the newest ones of `sealed` + `chunk`).
         var unflushed = 0
     }
@@ -139,8 +143,8 @@ package final class SeriesWriter {
     private func write(_ w: StoreWriter, _ s: Open, key: Key, changeSeq: Int64) throws -> Open {
         let db = w.connection
         var s = s
-        let up = try db.prepare("UPDATE series SET start = ?, \"end\" = ?, count = ?, change_seq = ? WHERE id = ?")
-        up.bind(1, s.start); up.bind(2, s.end); up.bind(3, s.count); up.bind(4, changeSeq); up.bind(5, s.id)
+        let up = try db.prepare("UPDATE series SET \"end\" = ?, count = ?, change_seq = ? WHERE id = ?")
+        up.bind(1, s.end); up.bind(2, s.count); up.bind(3, changeSeq); up.bind(4, s.id)
         try up.run()
         if db.changes == 0 {
             // Only the readings appended since the last flush (the rest was deleted with it).
@@ -148,8 +152,14 @@ package final class SeriesWriter {
             var fresh = try create(w, key: key, style: s.style, location: s.location, uuid: w.store.nextUUIDWords())
             for q in pending { place(q, in: &fresh) }
             s = fresh
-            up.bind(1, s.start); up.bind(2, s.end); up.bind(3, s.count); up.bind(4, changeSeq); up.bind(5, s.id)
+            up.bind(1, s.end); up.bind(2, s.count); up.bind(3, changeSeq); up.bind(4, s.id)
             try up.run()
+        }
+        if s.storedStart != s.start {
+            let moved = try db.prepare("UPDATE series SET start = ? WHERE id = ?")
+            moved.bind(1, s.start); moved.bind(2, s.id)
+            try moved.run()
+            s.storedStart = s.start
         }
         for c in s.sealed {
             try SeriesChunkSQL.write(db, seriesID: s.id, seq: c.seq, firstIndex: c.first, quantities: c.quantities,
@@ -188,7 +198,8 @@ package final class SeriesWriter {
         // Only a series this writer kind made (numbered from 0) continues; an imported part never is open.
         guard st.int(5) == 0 else { return nil }
         return Open(id: st.int64(0), style: style, location: st.optionalInt(1), start: st.double(2), end: st.double(3),
-                    count: st.int(4), chunkSeq: st.int(6), chunk: [], sealed: [], chunkStart: 0, chunkEnd: 0, dirty: false)
+                    count: st.int(4), chunkSeq: st.int(6), chunk: [], sealed: [], chunkStart: 0, chunkEnd: 0, dirty: false,
+                    storedStart: st.double(2))
     }
 
     /// A new series row (empty until its first flush), closing any other series still marked
