@@ -13,6 +13,7 @@
 #        (default: .build/release or debug, 60 s, 250 ms = the shipped default)
 # Extra `healthgate run` settings for the runs: HG_WRITE_PROFILE_INGEST="key = value; key = value"
 # (lines added to the [ingest] table, e.g. durability = "every-commit").
+# HG_WRITE_PROFILE_PEDOMETERS=0 leaves the pedometers out (straps only).
 # HG_WRITE_PROFILE_PAGE_SIZE=1024 creates the store with that SQLite page size (an experiment:
 # HealthGate creates stores with SQLite's default, 4096).
 set -euo pipefail
@@ -38,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 for flush in "${FLUSHES[@]}"; do
   rm -rf "$DIR/sim" "$DIR/store.sqlite"*; mkdir -p "$DIR/sim"
-  "$HG" simulate --straps 10 --pedometers 4 --flush-ms "$flush" --dir "$DIR/sim" --config-out "$DIR/sim.toml" --json \
+  "$HG" simulate --straps 10 --pedometers "${HG_WRITE_PROFILE_PEDOMETERS:-4}" --flush-ms "$flush" --dir "$DIR/sim" --config-out "$DIR/sim.toml" --json \
     >"$DIR/sim.json" 2>"$DIR/sim.log" &
   SIM=$!
   for _ in $(seq 200); do [[ -s "$DIR/sim.json" ]] && break; sleep 0.1; done

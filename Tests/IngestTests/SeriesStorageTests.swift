@@ -178,7 +178,7 @@ import Testing
         }
     }
 
-    @Test("chunks hold at most 120 quantities or 60 s, their aggregates are what their quantities give, a 60 s silence starts a new series")
+    @Test("chunks hold at most 300 quantities or 900 s, their aggregates are what their quantities give, a 60 s silence starts a new series")
     func chunkBoundsAndAggregates() async throws {
         try await offThread {
             let stream = try Self.stream(seed: 4242)
@@ -198,8 +198,8 @@ import Testing
             #expect(!chunks.isEmpty)
             var next: [Int64: Int] = [:]
             for c in chunks {
-                #expect(c.count >= 1 && c.count <= 120)
-                #expect(c.span <= 60)
+                #expect(c.count >= 1 && c.count <= SeriesWriter.chunkQuantities && SeriesWriter.chunkQuantities == 300)
+                #expect(c.span <= SeriesWriter.chunkSpan && SeriesWriter.chunkSpan == 900)
                 let q = try SeriesCodec.decode(c.data)
                 #expect(q.count == c.count)
                 #expect(c.first == next[c.series, default: 0], "chunks continue each other's indices")
@@ -243,7 +243,7 @@ import Testing
             let sink = try StoreSink(store: store)
             let reader = try HealthStore(path: path, mode: .readOnly)
             var written = 0
-            for batch in 0..<50 {
+            for batch in 0..<110 {
                 var recs: [SampleRecord] = []
                 for k in 0..<3 {
                     let t: Double = 1_790_000_000 + Double(batch * 3 + k)
@@ -253,10 +253,12 @@ import Testing
                 written += 3
                 #expect(try reader.count(SampleQuery(type: .heartRate)) == written)
             }
-            // 150 readings at 1 Hz: chunks of 60 s (61 readings: the span is inclusive) in one series.
+            // 330 readings at 1 Hz: a chunk of 300 (the quantity bound comes before the 900 s
+            // one), then the open chunk of 30, in one series.
             #expect(try Self.scalar(store, "SELECT count(*) FROM series") == 1)
-            #expect(try Self.scalar(store, "SELECT count(*) FROM series_chunks") == 3)
-            #expect(try Self.scalar(store, "SELECT sum(count) FROM series_chunks") == 150)
+            #expect(try Self.scalar(store, "SELECT count(*) FROM series_chunks") == 2)
+            #expect(try Self.scalar(store, "SELECT count FROM series_chunks ORDER BY seq LIMIT 1") == 300)
+            #expect(try Self.scalar(store, "SELECT sum(count) FROM series_chunks") == 330)
         }
     }
 

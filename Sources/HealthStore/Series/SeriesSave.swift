@@ -11,8 +11,8 @@ extension StoreWriter {
     /// - Throws: ``StoreError/invalidSeries(_:)`` when the quantities disagree on the series'
     ///   type, source, device or sensor location, carry metadata a series quantity cannot hold,
     ///   leave a gap in the indices, or the UUID is an individually stored sample's.
-    package func insertSeries(_ quantities: [QuantitySample], chunkQuantities: Int = 120,
-                              chunkSpan: Double = 60) throws -> SaveSummary {
+    package func insertSeries(_ quantities: [QuantitySample], chunkQuantities: Int = SeriesWriter.chunkQuantities,
+                              chunkSpan: Double = SeriesWriter.chunkSpan) throws -> SaveSummary {
         var summary = SaveSummary()
         guard let head = quantities.first else { return summary }
         let uuid = head.uuid

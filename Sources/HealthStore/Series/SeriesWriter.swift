@@ -62,9 +62,17 @@ package final class SeriesWriter {
 
     package private(set) var state = State()
 
-    /// A writer with the store's chunk bounds (docs/store.md): 120 quantities or 60 s a chunk,
-    /// a new series after 60 s without a reading.
-    package init(maxChunkQuantities: Int = 120, maxChunkSpan: Double = 60, maxGap: Double = 60) {
+    /// The store's chunk bound in quantities (docs/store.md, "Chunk size"): five minutes of a
+    /// strap at 1 Hz; with RR intervals about 1.5 KB, which a 4 KiB leaf holds.
+    package static let chunkQuantities = 300
+    /// The store's chunk bound in seconds (latest end − earliest start): a 15-minute rollup
+    /// slot, so sparse readings (an SDNN a minute, energy every 10 s) share a chunk too.
+    package static let chunkSpan: Double = 900
+
+    /// A writer with the store's chunk bounds (docs/store.md): ``chunkQuantities`` quantities or
+    /// ``chunkSpan`` seconds a chunk, a new series after 60 s without a reading.
+    package init(maxChunkQuantities: Int = SeriesWriter.chunkQuantities, maxChunkSpan: Double = SeriesWriter.chunkSpan,
+                 maxGap: Double = 60) {
         precondition(maxChunkQuantities > 0 && maxChunkSpan >= 0 && maxGap >= 0)
         self.maxChunkQuantities = maxChunkQuantities
         self.maxChunkSpan = maxChunkSpan
