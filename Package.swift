@@ -55,12 +55,12 @@ let package = Package(
         // What a systemd service speaks: sd_notify datagrams (readiness, watchdog, status), journal priorities.
         .target(name: "Systemd", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The TOML configuration `run` and the serial commands read (straps, pedometer rules, profiles, ingest settings).
-        .target(name: "Configuration",
+        .target(name: "HealthGateConfiguration",
                 dependencies: ["GATT", "Ingest", "SerialPedometer", "Udev", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The composition root: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
-                               "BluetoothLinux", "Simulators", "Systemd", "Configuration",
+                               "BluetoothLinux", "Simulators", "Systemd", "HealthGateConfiguration",
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
         .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
@@ -77,7 +77,7 @@ let package = Package(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
-                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform", "Systemd", "Configuration",
+                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform", "Systemd", "HealthGateConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -95,7 +95,7 @@ let package = Package(
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
-        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "Ingest", "SerialPedometer", "Udev"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
                     dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
-                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "Configuration"]),
+                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "HealthGateConfiguration"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
     ]

@@ -1,6 +1,6 @@
 // `run`'s configuration (the TOML reader, `GatewayConfig`, `ReconnectPolicy`) is a module of its
 // own; everything that composes the gateway from it sees it through Gateway.
-@_exported import Configuration
+@_exported import HealthGateConfiguration
 
 extension GatewayConfig.Pedometer {
     /// The options a ``PedometerSource`` for this rule opens its port and counts with.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// A configuration that must be refused: its text, the line the error must name, and words the
 /// message must contain.

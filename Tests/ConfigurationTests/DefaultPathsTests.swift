@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// Where the store and the serial configuration are when no option names them: one rule for
 /// every command (`run` adds the configuration file's path between the environment and XDG).

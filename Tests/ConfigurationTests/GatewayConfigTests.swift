@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import Ingest
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// Config files: every key read, and every mistake reported with file, line and what is wrong.
 @Suite struct GatewayConfigTests {

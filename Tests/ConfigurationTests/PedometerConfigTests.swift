@@ -2,7 +2,7 @@ import Foundation
 import SerialPedometer
 import Testing
 import Udev
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// The `[[pedometer]]` keys `serial watch` has as options (id, format with vendor profiles,
 /// counter bits, device time, flow control): read, and every mistake reported with file, line

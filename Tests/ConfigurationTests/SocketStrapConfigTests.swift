@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// `[[strap]] socket = "/path"`: a strap reached over a Unix socket instead of Bluetooth;
 /// exactly one of `address` and `socket`, and every mistake reported with file and line.

@@ -9,7 +9,7 @@ import Testing
 import Udev
 @testable import Gateway
 @testable import Ingest
-@testable import Configuration
+@testable import HealthGateConfiguration
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

@@ -7,7 +7,7 @@ import Simulators
 import Testing
 @testable import Gateway
 @testable import Ingest
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// A `[[pedometer]]` rule's serial options (id, format, counter bits, device time, flow
 /// control) reach the source `run`'s watcher opens. (Reading the keys: ConfigurationTests.)

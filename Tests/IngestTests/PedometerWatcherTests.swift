@@ -8,7 +8,7 @@ import Testing
 @testable import Gateway
 @testable import Ingest
 import Udev
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// Matching pedometer rules against a sysfs-shaped tree (tty → device link → USB ids).
 @Suite struct PedometerWatcherTests {

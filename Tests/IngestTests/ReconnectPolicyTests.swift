@@ -8,7 +8,7 @@ import Testing
 @testable import BluetoothLinux
 @testable import Gateway
 @testable import Ingest
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// The one reconnect policy (``ReconnectPolicy`` in the ``SourceRunner``) on the one strap path
 /// (``StrapSource``): link loss → reconnect → CCCD written again, backoff of failed attempts,

@@ -4,7 +4,7 @@ import HealthStore
 import Testing
 @testable import Gateway
 import HealthGateTesting
-@testable import Configuration
+@testable import HealthGateConfiguration
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

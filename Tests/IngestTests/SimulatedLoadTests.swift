@@ -4,7 +4,7 @@ import HealthGateTesting
 import Simulators
 import Testing
 @testable import Gateway
-@testable import Configuration
+@testable import HealthGateConfiguration
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

@@ -11,7 +11,7 @@ import Testing
 @testable import BluetoothLinux
 @testable import Gateway
 @testable import Ingest
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// `live`'s strap path (``StrapSession``: straps as ``StrapSource``s into the ingest pipeline,
 /// taps for the front-end): samples, batching, reconnect, two straps — simulated straps over

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Configuration
+import HealthGateConfiguration
 import Foundation
 import Gateway
 import HealthModel

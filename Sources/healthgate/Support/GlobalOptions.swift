@@ -1,5 +1,5 @@
 import ArgumentParser
-import Configuration
+import HealthGateConfiguration
 
 /// Options every store-touching command takes: where the database is.
 struct StoreLocation: ParsableArguments {
