@@ -119,14 +119,8 @@ struct StatsCommand: ParsableCommand {
                 let show = { (buckets: [Statistics]) in
                     if json {
                         // A stream (--follow prints again on each change): a line that is not JSON fails the command at its end.
-                        JSONOutput.event(buckets.map { b -> [String: Any] in
-                            var o = object(b.values, options: options)
-                            o["start"] = b.start.map(ISO8601.string) ?? NSNull()
-                            o["end"] = b.end.map(ISO8601.string) ?? NSNull()
-                            o["unit"] = outUnit.unitString
-                            if let s = b.sources { o["sources"] = sources(s, options: options) }
-                            return o
-                        })
+                        // The shape GET /v1/statistics answers too (StatisticsJSON.swift).
+                        JSONOutput.event(buckets.map { $0.bucketJSONObject(options: options, unit: outUnit) })
                     } else {
                         printBuckets(buckets, options: options, unit: outUnit, zone: display)
                     }
@@ -137,38 +131,11 @@ struct StatsCommand: ParsableCommand {
             } else {
                 let st = try db.statistics(query).converted(to: outUnit)
                 if json {
-                    var o = object(st.values, options: options)
-                    o["unit"] = outUnit.unitString
-                    if let s = st.sources { o["sources"] = sources(s, options: options) }
-                    try JSONOutput.emit(o)
+                    try JSONOutput.emit(st.jsonObject(options: options, unit: outUnit))
                 } else {
                     printSingle(st, options: options, unit: outUnit)
                 }
             }
-        }
-    }
-
-    /// The requested keys (null when no sample contributed).
-    func object(_ v: StatisticValues, options: StatisticsOptions) -> [String: Any] {
-        var o: [String: Any] = [:]
-        func put(_ key: String, _ opt: StatisticsOptions, _ x: Double?) {
-            if options.contains(opt) { o[key] = x ?? NSNull() }
-        }
-        put("sum", .cumulativeSum, v.sum)
-        put("average", .discreteAverage, v.average)
-        put("min", .discreteMin, v.minimum)
-        put("max", .discreteMax, v.maximum)
-        put("mostRecent", .mostRecent, v.mostRecent)
-        return o
-    }
-
-    func sources(_ list: [SourceStatistics], options: StatisticsOptions) -> [[String: Any]] {
-        list.map { s in
-            var o = object(s.values, options: options)
-            o["name"] = s.source.name
-            o["identifier"] = s.source.identifier
-            o["rank"] = s.rank
-            return o
         }
     }
 
