@@ -18,6 +18,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The HTTP API (issue 13): server, bearer-header parsing, token hashing, Prometheus text.
+        // Without its swift-configuration trait (HealthGate reads its own TOML). swift-configuration
+        // stays in the graph through async-http-client, and its `Configuration` target is why
+        // HealthGate's configuration module is named `HealthGateConfiguration`.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Already in the graph through hummingbird; named for the graceful shutdown and NIO's byte buffers.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // System libraries: module maps over the C libraries HealthGate links.
@@ -65,11 +76,25 @@ let package = Package(
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
         .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
 
+        // Bearer tokens of the HTTP API: secrets, their SHA-256 hashes, per-type read/write scopes.
+        .target(name: "AccessTokens",
+                dependencies: ["HealthModel", "HealthStore", .product(name: "Crypto", package: "swift-crypto")]),
+        // The HTTP API `serve` answers (issue 13, docs/http-api.md): routes, authorization, metrics.
+        .target(name: "HTTPAPI",
+                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform",
+                               .product(name: "Hummingbird", package: "hummingbird"),
+                               .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                               .product(name: "Prometheus", package: "swift-prometheus"),
+                               .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                               .product(name: "NIOCore", package: "swift-nio"),
+                               .product(name: "Logging", package: "swift-log")],
+                resources: [.copy("openapi.json")]),
+
         // One exit-code mapping for the two executables: every module's failures as one sentence with
         // their sysexits(3) code, and the output conventions that go with it (JSON lines, terminal-safe text).
         .target(name: "Sysexits",
                 dependencies: ["Platform", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
-                               "Capture", "Configuration", "Gateway",
+                               "Capture", "HealthGateConfiguration", "Gateway",
                                .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // The command-line tool: parses arguments and prints.
@@ -78,6 +103,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform", "Systemd", "HealthGateConfiguration",
+                "AccessTokens", "HTTPAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -111,6 +137,10 @@ let package = Package(
                                    "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "HealthGateConfiguration"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
+        // The HTTP API over a real socket, tokens and their migration, the OpenAPI document.
+        .testTarget(name: "HTTPAPITests",
+                    dependencies: ["HTTPAPI", "AccessTokens", "HealthStore", "HealthModel", "HealthGateTesting",
+                                   .product(name: "Hummingbird", package: "hummingbird")]),
     ]
 )
 

@@ -20,6 +20,12 @@ else
   echo "note: ../shared/peers not found: PeerDifferentialTests will skip (loudly)"
 fi
 
+# ---- HTTP API (issue 13): the pinned independent OpenAPI 3.1 validator (openapi-spec-validator,
+# jsonschema) in .venv-openapi/ for OpenAPITests, from Tests/HTTPAPITests/openapi-requirements.txt.
+# Pure-Python wheels: a few seconds on a fresh machine. Under CI=true the test fails without it.
+[ -x .venv-openapi/bin/python ] || python3 -m venv .venv-openapi
+.venv-openapi/bin/pip install -q --disable-pip-version-check -r Tests/HTTPAPITests/openapi-requirements.txt
+
 echo "== build (warnings in Sources/ or Tests/ fail the run)"
 swift build --build-tests 2>&1 | tee .build-log.txt
 if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-log.txt; then

@@ -174,6 +174,9 @@ enum Schema {
         ALTER TABLE series_chunks_v6 RENAME TO series_chunks;
         CREATE UNIQUE INDEX series_chunks_key ON series_chunks(series_id, seq);
         """,
+        // 7: the HTTP API's bearer tokens (issue 13, docs/http-api.md): names, scopes and the
+        // SHA-256 of each secret, never the secret. Adds a table, moves nothing.
+        AccessTokenTable.migration,
     ]
 
     /// The schema version this build writes.

@@ -1,6 +1,6 @@
 import BluetoothLinux
 import Capture
-import Configuration
+import HealthGateConfiguration
 import GATT
 import Gateway
 import HealthModel

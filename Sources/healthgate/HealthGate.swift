@@ -63,6 +63,10 @@ struct HealthGate: AsyncParsableCommand {
             TombstonesCommand.self,
             MigrateCommand.self,
 
+            // The HTTP API (issue 13)
+            TokenCommand.self,
+            ServeCommand.self,
+
         ])
 
     /// Parses `arguments` (nil: the command line) and runs the command, as ArgumentParser's own

@@ -2,7 +2,7 @@ import Foundation
 import SerialPedometer
 import Testing
 import Udev
-@testable import Configuration
+@testable import HealthGateConfiguration
 
 /// `serial watch`'s flags as a one-source configuration: a flag given overrides the rule's key,
 /// one not given keeps the rule's own; an id goes to a named device only.

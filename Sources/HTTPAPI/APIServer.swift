@@ -1,0 +1,176 @@
+import AccessTokens
+import Foundation
+import HealthModel
+import HealthStore
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// Where `serve` listens: a host (IPv4, IPv6 in brackets, or a name) and a port.
+package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var port: Int
+
+    /// Parses `HOST:PORT`, `[IPv6]:PORT` or `:PORT` (loopback). Throws a sentence naming `--listen`.
+    package init(parsing text: String) throws {
+        var host: Substring
+        var portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                throw ListenAddressError(text: text)
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { throw ListenAddressError(text: text) }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        if host.isEmpty { host = "127.0.0.1" }
+        guard portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let port = Int(portText), (0...65535).contains(port) else {
+            throw ListenAddressError(text: text)
+        }
+        self.host = String(host)
+        self.port = port
+    }
+
+    /// Whether only this machine can reach the address (127.0.0.0/8, ::1, localhost).
+    package var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
+
+/// A `--listen` value that is not an address.
+package struct ListenAddressError: Error, CustomStringConvertible {
+    let text: String
+    package var description: String {
+        "--listen '\(text)' is not HOST:PORT: use e.g. 127.0.0.1:8080, [::1]:8080 or 0.0.0.0:8080 (port 0 picks a free one)."
+    }
+}
+
+/// The HTTP API server (docs/http-api.md): Hummingbird 2 over a store, with bearer-token
+/// authorization, Prometheus metrics and the OpenAPI document.
+package final class APIServer: Sendable {
+    /// The default largest request body: 8 MiB (about 30,000 samples).
+    package static let maxBodyBytes = 8 << 20
+
+    package let storePath: String
+    let queue: StoreQueue
+    let metrics = ServerMetrics()
+    let brake = FailedAuthBrake()
+    let listen: ListenAddress
+    let maxBody: Int
+    let logger: Logger
+    /// nil: not started; a group: running; `stopRequested`: shutdown() came before run().
+    private let state: Mutex<(group: ServiceGroup?, stopRequested: Bool)> = Mutex((nil, false))
+
+    /// A server for the store at `store.path`. `maxBodyBytes` bounds POST bodies (413 above).
+    package init(store: HealthStore, listen: ListenAddress, maxBodyBytes: Int = APIServer.maxBodyBytes, logger: Logger) throws {
+        storePath = store.path
+        queue = StoreQueue(store: store, empty: try HealthStore(path: ":memory:", registry: store.registry))
+        self.listen = listen
+        maxBody = maxBodyBytes
+        self.logger = logger
+    }
+
+    /// The router: public `/healthz` and `/v1/openapi.json`; everything else behind the token.
+    func router() -> Router<APIContext> {
+        let router = Router(context: APIContext.self)
+        router.add(middleware: AnswerMiddleware(metrics: metrics))
+        let routes = Routes(store: queue, registry: queue.store.registry, maxBodyBytes: maxBody, metrics: metrics)
+        let queue = self.queue
+        router.get("/healthz") { _, _ in
+            do {
+                _ = try await queue.run { db in try db.currentAnchor() }
+            } catch {
+                throw APIError(.serviceUnavailable, "the health store cannot be read (\(error)): check the file and its permissions.")
+            }
+            return try JSONResponse.make(["status": "ok"])
+        }
+        router.get("/v1/openapi.json") { _, _ in
+            guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
+                  let text = try? String(contentsOf: url, encoding: .utf8) else {
+                throw APIError(.internalServerError, "the OpenAPI document is missing from this build: please report it.")
+            }
+            return JSONResponse.text(text, contentType: "application/json")
+        }
+        let auth = BearerAuthenticator(store: queue, brake: brake, metrics: metrics)
+        let v1 = router.group("/v1").add(middleware: auth)
+        v1.get("/types", use: routes.types)
+        v1.get("/sources", use: routes.sources)
+        v1.get("/devices", use: routes.devices)
+        v1.get("/samples", use: routes.samples)
+        v1.post("/samples", use: routes.saveSamples)
+        v1.delete("/samples/:uuid", use: routes.deleteSample)
+        v1.get("/statistics", use: routes.statistics)
+        v1.get("/changes", use: routes.changes)
+        let metrics = self.metrics
+        let path = storePath
+        router.group("/metrics").add(middleware: auth).get { _, context in
+            guard context.scopes.mayReadMetrics else {
+                throw APIError(.forbidden, "this token may not read /metrics: it needs --admin or --metrics ('healthgate token create').")
+            }
+            return JSONResponse.text(metrics.scrape(storePath: path), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+        return router
+    }
+
+    /// Serves until ``shutdown()``: in-flight requests finish, then it returns. `onListening`
+    /// gets the bound address (the real port when `listen` asked for port 0).
+    package func run(onListening: @escaping @Sendable (ListenAddress) -> Void = { _ in }) async throws {
+        let listen = self.listen
+        let app = Application(
+            router: router(),
+            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "HealthGate"),
+            onServerRunning: { channel in
+                var bound = listen
+                bound.port = channel.localAddress?.port ?? listen.port
+                onListening(bound)
+            },
+            logger: logger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let stopEarly = state.withLock { s -> Bool in
+            if s.stopRequested { return true }
+            s.group = group
+            return false
+        }
+        if stopEarly { return }
+        try await group.run()
+    }
+
+    /// Stops the server gracefully: no new connections, requests in flight are answered.
+    package func shutdown() async {
+        let g = state.withLock { s -> ServiceGroup? in
+            s.stopRequested = true   // a run() that has not started yet returns at once
+            return s.group
+        }
+        await g?.triggerGracefulShutdown()
+    }
+}
+
+/// Outermost middleware: turns every error into `{"error": …}` with its status, counts each
+/// answer and its latency, and logs server errors (never a token: only method, path, status).
+struct AnswerMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            let e = APIError.from(error)
+            if e.status.code >= 500 {
+                context.logger.error("\(request.method) \(request.uri.path) failed: \(e.message)")
+            }
+            response = try e.response(from: request, context: context)
+        }
+        metrics.answered(status: response.status.code, after: ContinuousClock.now - start)
+        return response
+    }
+}

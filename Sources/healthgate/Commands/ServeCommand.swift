@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import Gateway
+import HTTPAPI
+import HealthStore
+import Logging
+
+/// `healthgate serve`: the HTTP API over a store (docs/http-api.md).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the store over HTTP: samples, statistics, the change feed, metrics, with per-type tokens.",
+        discussion: """
+            Endpoints under /v1 (GET types, sources, devices, samples, statistics, changes; POST \
+            samples; DELETE samples/{uuid}), /healthz, /metrics and /v1/openapi.json. JSON shapes \
+            are those of the CLI's --json. Every /v1 request but the OpenAPI document needs \
+            'Authorization: Bearer <token>' from 'healthgate token create'; a token sees only the \
+            types it may read (others look empty, as in HealthKit).
+
+            Listens on loopback by default. Another address sends tokens and health data in clear \
+            text: it needs --allow-plain-http (a warning is logged) until TLS is configured. \
+            SIGINT or SIGTERM stops it gracefully: requests in flight are answered first.
+
+            Examples:
+              healthgate token create --name coach --read heartRate,stepCount
+              healthgate serve --db health.sqlite --listen 127.0.0.1:8080
+              curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/v1/statistics?type=stepCount&interval=1d'
+            """)
+
+    @OptionGroup var store: StoreLocation
+
+    @Option(help: ArgumentHelp("Address and port to listen on (port 0: any free port, printed at start).", valueName: "host:port"))
+    var listen = "127.0.0.1:8080"
+
+    @Flag(help: "Allow a non-loopback address without TLS (tokens and data travel in clear text).")
+    var allowPlainHttp = false
+
+    @Option(help: ArgumentHelp("The largest request body accepted, in bytes (larger: 413).", valueName: "bytes"))
+    var maxBodyBytes = APIServer.maxBodyBytes
+
+    func run() async throws {
+        let server = try setUp()
+        // The project's one signal trap: the first SIGINT/SIGTERM starts a graceful shutdown, a
+        // second one exits at once (130), as for `run`.
+        let trap = SignalTrap(secondSignalExits: true) { signal in
+            Console.note("healthgate serve: \(signal): finishing requests in flight, then stopping")
+            Task { await server.shutdown() }
+        }
+        defer { trap.cancel() }
+        do {
+            try await server.run { bound in
+                // One line a script or test can wait for; the real port when --listen asked for 0.
+                Console.note("healthgate serve: listening on http://\(bound) (store \(server.storePath))")
+            }
+        } catch {
+            try reporting {
+                throw CLIFailure("serve could not listen on \(listen): \(error); another program may use the port: choose another with --listen.", code: .unavailable)
+            }
+        }
+    }
+
+    private func setUp() throws -> APIServer {
+        try reporting {
+            let address: ListenAddress
+            do { address = try ListenAddress(parsing: listen) } catch { throw CLIFailure("\(error)", code: .usage) }
+            guard maxBodyBytes >= 1024 else {
+                throw CLIFailure("--max-body-bytes \(maxBodyBytes) is too small for a sample: use 1024 or more (default \(APIServer.maxBodyBytes)).", code: .usage)
+            }
+            var logger = Logger(label: "healthgate.http") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .notice
+            if !address.isLoopback {
+                guard allowPlainHttp else {
+                    throw CLIFailure("--listen \(address) is reachable from other machines, and without TLS tokens and health data would cross the network in clear text: add --allow-plain-http to accept that (e.g. on a trusted LAN), or listen on 127.0.0.1 behind a TLS proxy.",
+                                     code: .usage)
+                }
+                logger.warning("serving plain HTTP on \(address): tokens and health data cross the network unencrypted (--allow-plain-http)")
+            }
+            // Opened for writing: POST and DELETE write, and a new store is created and migrated.
+            return try APIServer(store: store.open(), listen: address, maxBodyBytes: maxBodyBytes, logger: logger)
+        }
+    }
+}
