@@ -42,14 +42,12 @@ struct QueryParameters {
         }
     }
 
-    /// `tz`: an IANA zone name (any case) or UTC; nil when absent.
+    /// `tz`: an IANA zone name, read as the CLI's `--tz` is (HealthModel's `InputValues`); nil when absent.
     func timeZone() throws -> TimeZone? {
         guard let text = try string("tz") else { return nil }
-        let known = TimeZone.knownTimeZoneIdentifiers + ["UTC", "GMT"]
-        guard let id = known.first(where: { $0.lowercased() == text.lowercased() }), let tz = TimeZone(identifier: id) else {
-            throw APIError.parameter("tz", "'\(text)' is not an IANA time zone name: use one such as Europe/Berlin or UTC.")
+        do { return try InputValues.timeZone(text, option: "query parameter 'tz'") } catch {
+            throw APIError(.badRequest, error.message)
         }
-        return tz
     }
 
     /// An ISO 8601 date; without an offset it is wall-clock time in `zone` (UTC by default).

@@ -281,13 +281,11 @@ struct Routes: Sendable {
 
     // MARK: Helpers
 
+    /// A `unit` parameter, read as the CLI's `--unit` is (HealthModel's `InputValues`).
     static func unit(_ text: String, for type: QuantityType) throws -> HealthUnit {
-        let u: HealthUnit
-        do { u = try HealthUnit(text) } catch { throw APIError.parameter("unit", "'\(text)': \(error)") }
-        guard u.isCompatible(with: type.canonicalUnit) else {
-            throw APIError.parameter("unit", "\(HealthModelError.incompatibleUnits(u, type.canonicalUnit))")
+        do { return try InputValues.unit(text, for: type, option: "query parameter 'unit'") } catch {
+            throw APIError(.badRequest, error.message)
         }
-        return u
     }
 }
 
