@@ -608,6 +608,37 @@ enum StatisticsEngine {
             }
             return
         }
+        if pieces.count == 1 {
+            accumulate(p, piece: pieces[0], ranges: ranges, style: style, into: &acc, scratch: &overlap)
+            return
+        }
+        spread(p, pieces: pieces, ranges: ranges, style: style, into: &acc, scratch: &overlap)
+    }
+
+    /// ``accumulate(_:pieces:ranges:style:into:scratch:)`` for one piece (most samples), without
+    /// building an array. A piece inside one bucket, the common case, is added directly: the same
+    /// arithmetic as through `scratch` (there `0 + o` is `o`).
+    static func accumulate(_ p: StatPoint, piece: Bucket, ranges: [Bucket], style: AggregationStyle,
+                           into acc: inout [Accumulator], scratch overlap: inout [Int: Double]) {
+        if p.isInstant {
+            accumulate(p, pieces: [], ranges: ranges, style: style, into: &acc, scratch: &overlap)
+            return
+        }
+        let i = firstBucket(endingAfter: piece.lo, ranges)
+        guard i < ranges.count, ranges[i].lo < piece.hi else { return }
+        guard i + 1 == ranges.count || ranges[i + 1].lo >= piece.hi else {
+            spread(p, pieces: [piece], ranges: ranges, style: style, into: &acc, scratch: &overlap)
+            return
+        }
+        let o = min(piece.hi, ranges[i].hi) - max(piece.lo, ranges[i].lo)
+        if o > 0 {
+            acc[i].add(p, amount: p.value * o / (p.end - p.start), weight: style == .discreteTemporallyWeighted ? o : 1)
+        }
+    }
+
+    /// Adds a span's pieces to every bucket they overlap, one addition per bucket.
+    private static func spread(_ p: StatPoint, pieces: [Bucket], ranges: [Bucket], style: AggregationStyle,
+                               into acc: inout [Accumulator], scratch overlap: inout [Int: Double]) {
         overlap.removeAll(keepingCapacity: true)
         for piece in pieces {
             var i = firstBucket(endingAfter: piece.lo, ranges)
