@@ -121,15 +121,28 @@ extension Bench {
         try store.statisticsCollection(statsQuery(heartRate: heartRate), interval: .days(1), timeZone: berlin, path: path)
     }
 
-    /// The child of the RSS measurement (`HG_BENCH_STATS_CHILD=path|store|steps or hr`): runs one
-    /// collection and exits.
+    /// The child of the RSS measurement (`HG_BENCH_STATS_CHILD=engine|store|kind`, engine
+    /// streaming, rows or loadAll; kind steps, hr, hrseries or hrslice): runs one collection and
+    /// exits. `build|store|steps` (or `hr`) only builds that store, for profiling the query
+    /// alone: `valgrind --tool=callgrind env HG_BENCH_STATS_CHILD=streaming|store|steps healthgate-bench --only stats`.
     static func statsChild(_ spec: String) throws {
         let parts = spec.split(separator: "|").map(String.init)
         guard parts.count == 3 else { throw CLIFailure("HG_BENCH_STATS_CHILD must be engine|store|steps-or-hr", code: .usage) }
+        if parts[0] == "build" {
+            // Only builds the store (to profile the queries over it, e.g. under callgrind).
+            if parts[2] == "steps" { _ = try buildStepsYear(path: parts[1]) } else { try buildHeartRate(path: parts[1], count: 2_000_000) }
+            return
+        }
         let engine: StatisticsPath = parts[0] == "loadAll" ? .loadAll : parts[0] == "rows" ? .streamingRowsOnly : .streaming
         let store = try HealthStore(path: parts[1], mode: .readOnly)
-        let buckets = try dailyCollection(store, heartRate: parts[2] == "hr", path: engine)
-        guard buckets.count == 365 else { throw CLIFailure("the child's collection has \(buckets.count) buckets, not 365", code: .software) }
+        let buckets: [Statistics]
+        let expected: Int
+        switch parts[2] {
+        case "hrseries": expected = statsSeriesDays; buckets = try heartRateSeriesCollection(store, days: expected, path: engine)
+        case "hrslice": expected = min(statsSeriesDays, statsSeriesSliceDays); buckets = try heartRateSeriesCollection(store, days: expected, path: engine)
+        default: expected = 365; buckets = try dailyCollection(store, heartRate: parts[2] == "hr", path: engine)
+        }
+        guard buckets.count == expected else { throw CLIFailure("the child's collection has \(buckets.count) buckets, not \(expected)", code: .software) }
         // Its own peak, reported by itself: wait4's ru_maxrss of a child started by posix_spawn
         // (vfork + exec) starts at the parent's peak, which here is the bench's hundreds of MB.
         if let out = ProcessInfo.processInfo.environment["HG_BENCH_STATS_RSS_OUT"] {
@@ -204,7 +217,9 @@ extension HealthGateBench {
             }
         }
 
-        for hr in [false, true] {
+        // HG_BENCH_STATS_SERIES_ONLY=1 skips the individually stored stores (iterating on series).
+        let seriesOnly = ProcessInfo.processInfo.environment["HG_BENCH_STATS_SERIES_ONLY"] == "1"
+        for hr in [false, true] where !seriesOnly {
             let db = dir + (hr ? "/stats-hr.sqlite" : "/stats-steps.sqlite")
             let kind = hr ? "hr" : "steps"
             let build = ContinuousClock.now
@@ -265,5 +280,7 @@ extension HealthGateBench {
             out["stats\(hr ? "HeartRate" : "Steps")RSSBytes"] = rssFast
             unlink(db); unlink(db + "-wal"); unlink(db + "-shm")
         }
+        try statsSeriesPart(into: &out, dir: dir, rounds: rounds, say: say, childRSS: childRSS, same: same,
+                            cli: { try cli($0, hr: true) })
     }
 }
