@@ -15,7 +15,7 @@ import Sysexits
 /// their aggregates and encoding exactly as `healthgate run` writes them), one series per day
 /// (as if the gateway reconnected every midnight), one transaction per day. It is built once and
 /// kept under the system temporary directory (`hg-bench-cache/`), keyed by the store's schema
-/// version, and used again only when it holds every reading.
+/// version and the writer's chunk bounds, and used again only when it holds every reading.
 ///
 /// Measured: the default engine (chunks inside a day from their aggregates, the day-edge chunks
 /// decoded); the baseline in the same run is the same sweep decoding every chunk
@@ -38,13 +38,14 @@ extension Bench {
     static func heartRateSeriesStore(days: Int) throws -> (path: String, built: Bool, seconds: Double) {
         let cache = FileManager.default.temporaryDirectory.appendingPathComponent("hg-bench-cache").path
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true)
-        // Keyed by the schema version a new store gets (a migration of the series tables builds
-        // it again) and checked for its quantity count before use.
+        // Keyed by the schema version a new store gets and the writer's chunk bounds (a new
+        // layout builds it again), and checked for its quantity count before use.
         let probe = cache + "/schema-probe.sqlite"
         unlink(probe)
         let version = try HealthStore(path: probe).withConnection { try $0.int64Pragma("user_version") }
         unlink(probe); unlink(probe + "-wal"); unlink(probe + "-shm")
-        let path = cache + "/stats-hr-series-v1-schema\(version)-\(days)d.sqlite"
+        let bounds = SeriesWriter()
+        let path = cache + "/stats-hr-series-v1-schema\(version)-chunk\(bounds.maxChunkQuantities)q\(Int(bounds.maxChunkSpan))s-\(days)d.sqlite"
         if FileManager.default.fileExists(atPath: path),
            let count = try? HealthStore(path: path, mode: .readOnly).withConnection({ db -> Int in
                let st = try db.prepare("SELECT coalesce(sum(count), 0) FROM series", cached: false)
