@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 import HealthModel
 
 /// One new sample for the store's bulk writer (``StoreWriter/insertNew(count:_:)``): plain values
@@ -56,6 +57,8 @@ package struct SampleRowBinder {
     fileprivate let statement: OpaquePointer
     fileprivate let offset: Int32
     fileprivate let uuid: (UInt64, UInt64)
+    /// Whether the writer made `uuid` (else the row brings its own).
+    fileprivate let hasID: Bool
     fileprivate var bound = false
     /// The row bound, for the batch's rollups (``RollupBatch``).
     fileprivate var row: SampleRow?
@@ -63,9 +66,22 @@ package struct SampleRowBinder {
     /// Binds every column of the row: `row`, its RR intervals (1/1024 s ticks, oldest first;
     /// empty for none) and the id the writer made. Call it exactly once per row.
     package mutating func bind(_ row: SampleRow, rrTicks: UnsafeBufferPointer<UInt16> = UnsafeBufferPointer(start: nil, count: 0)) {
+        precondition(hasID, "rows that bring their own UUIDs are bound with bind(_:uuid:rrTicks:metadata:)")
         var id = uuid
         withUnsafeBytes(of: &id) { u in
             SampleColumns.bind(statement, offset: offset, uuid: u, row, rrTicks: rrTicks, metadata: nil, sync: nil)
+        }
+        bound = true
+        self.row = row
+    }
+
+    /// Binds a row under its own `uuid` (an imported sample's) rather than a fresh one, with
+    /// `metadata` the metadata column's text (``MetadataColumn``; nil: the flags' preset). Only
+    /// for ``StoreWriter/insertNew(count:makingIDs:_:)`` with `makingIDs: false`.
+    mutating func bind(_ row: SampleRow, uuid: UUID, rrTicks: UnsafeBufferPointer<UInt16>, metadata: String?) {
+        precondition(!hasID, "insertNew(count:) makes the ids: bind its rows with bind(_:rrTicks:)")
+        withUnsafeBytes(of: uuid.uuid) { u in
+            SampleColumns.bind(statement, offset: offset, uuid: u, row, rrTicks: rrTicks, metadata: metadata, sync: nil)
         }
         bound = true
         self.row = row
@@ -154,12 +170,22 @@ extension StoreWriter {
     /// appends), through cached statements of ``rowsPerStatement`` rows (the remainder one by
     /// one). `row(i, &binder)` must call ``SampleRowBinder/bind(_:rrTicks:)`` once for row `i`.
     ///
-    /// This is the ingest writer's and the benchmark ceiling's path: no `QuantitySample`, no
-    /// sync-identifier rules (new ids never conflict), no heap per row. A failing row fails its
-    /// statement and the caller's whole transaction.
+    /// This is the ingest writer's, `import`'s and the benchmark ceiling's path: no
+    /// `QuantitySample`, no sync-identifier rules (new ids never conflict), no heap per row. A
+    /// failing row fails its statement and the caller's whole transaction.
     /// - Throws: ``StoreError`` from SQLite, or what `row` throws.
     package func insertNew(count: Int, _ row: (Int, inout SampleRowBinder) throws -> Void) throws {
+        try insertNew(count: count, makingIDs: true, row)
+    }
+
+    /// ``insertNew(count:_:)`` for rows that bring their own UUIDs (`import`,
+    /// ``insertImported(_:)``): a UUID already stored is skipped by `ON CONFLICT DO NOTHING`
+    /// (and the rollups of its statement's slots recomputed, ``RollupBatch``). Returns the number
+    /// of rows inserted; the rest were duplicates.
+    @discardableResult
+    func insertNew(count: Int, makingIDs: Bool, _ row: (Int, inout SampleRowBinder) throws -> Void) throws -> Int {
         let db = connection
+        var inserted = 0
         let many = try db.prepare(Self.manyRowsSQL).handle
         let one = try db.prepare(Self.oneRowSQL).handle
         // Rollups per slot for the whole call instead of the trigger's upsert per row.
@@ -170,7 +196,8 @@ extension StoreWriter {
                 let k = count - i >= Self.rowsPerStatement ? Self.rowsPerStatement : 1
                 let h = k == 1 ? one : many
                 for j in 0..<k {
-                    var binder = SampleRowBinder(statement: h, offset: Int32(j) * SampleColumns.count, uuid: store.nextUUIDWords())
+                    var binder = SampleRowBinder(statement: h, offset: Int32(j) * SampleColumns.count,
+                                                 uuid: makingIDs ? store.nextUUIDWords() : (0, 0), hasID: makingIDs)
                     try row(i + j, &binder)
                     precondition(binder.bound, "the bulk writer's row closure did not bind row \(i + j)")
                     if let r = binder.row { rollups.add(r) }
@@ -178,6 +205,7 @@ extension StoreWriter {
                 let rc = sqlite3_step(h)
                 sqlite3_reset(h)
                 guard rc == SQLITE_DONE else { throw db.error(rc, "inserting a batch of samples") }
+                inserted += db.changes
                 rollups.statementRan(rows: k, db: db)
                 i += k
             }
@@ -188,5 +216,6 @@ extension StoreWriter {
             throw error
         }
         try rollups.end(db)
+        return inserted
     }
 }

@@ -1,30 +1,24 @@
-import CSQLite
 import Foundation
 import HealthModel
 
-extension HealthStore {
-    /// Saves `samples` in one transaction with exactly ``save(_:state:)``'s rules and outcomes —
-    /// each sample's own UUID, a UUID already stored is a duplicate, sync identifiers replace
-    /// lower versions (with a tombstone) and ignore equal or higher ones, in the order given — at
-    /// the bulk writer's speed: runs of samples without a sync identifier go through the
-    /// 50-row statements of ``StoreWriter/insertNew(count:_:)`` (their duplicates counted from
-    /// SQLite's change count), a sample with one through the one-row path with its lookup.
-    /// The type, source and device ids of consecutive samples with the same provenance are
-    /// looked up once. `healthgate import` saves through this.
-    /// - Throws: ``StoreError`` (nothing of the batch is kept), or
-    ///   ``HealthModelError/unknownType(_:)`` for a type not in ``registry``.
-    @discardableResult
-    package func saveImported(_ samples: [QuantitySample]) throws -> SaveSummary {
-        try write { w in try w.insertImported(samples) }
-    }
-}
-
 extension StoreWriter {
-    /// The work of ``HealthStore/saveImported(_:)`` inside an open transaction.
+    /// `import`'s policy on top of the store's one bulk writer: saves `samples` in this
+    /// transaction with exactly ``HealthStore/save(_:state:)``'s rules and outcomes — each
+    /// sample's own UUID, a UUID already stored is a duplicate, sync identifiers replace lower
+    /// versions (with a tombstone) and ignore equal or higher ones, in the order given.
+    ///
+    /// Runs of samples without a sync identifier go through ``insertNew(count:makingIDs:_:)``
+    /// under their own UUIDs (its 50-row statements and its per-slot rollups; duplicates counted
+    /// from SQLite's change count); a sample with one through ``insert(_:using:)`` with its
+    /// lookup; quantities of quantity series (export's lines with "series") through
+    /// ``insertSeries(_:chunkQuantities:chunkSpan:)``. The type, source and device ids of
+    /// consecutive samples with the same provenance are looked up once.
+    /// - Throws: ``StoreError`` (the caller's transaction then rolls back), or
+    ///   ``HealthModelError/unknownType(_:)`` for a type not in ``registry``.
     package func insertImported(_ samples: [QuantitySample]) throws -> SaveSummary {
         if samples.contains(where: { $0.seriesIndex != nil }) {
-            // Quantities of quantity series (export's lines with "series") are stored as their
-            // series (docs/store.md, "Quantity series"); the other samples as before.
+            // Quantities of quantity series are stored as their series (docs/store.md,
+            // "Quantity series"); the other samples as below.
             var series: [UUID: [QuantitySample]] = [:]
             var order: [UUID] = []
             for s in samples where s.seriesIndex != nil {
@@ -36,41 +30,38 @@ extension StoreWriter {
             return summary
         }
         var summary = SaveSummary()
-        let db = connection
-        let many = try db.prepare(SampleColumns.insertSQL(rows: Self.rowsPerStatement)).handle
-        let single = try statements()
+        var single: InsertStatements?
         var ids = ProvenanceIDs()
         var i = 0
         let n = samples.count
         while i < n {
             if samples[i].metadata.syncIdentifier != nil {
-                summary.add(try insert(samples[i], using: single))
+                if single == nil { single = try statements() }
+                summary.add(try insert(samples[i], using: single!))
                 i += 1
                 continue
             }
             var run = 0
-            while run < Self.rowsPerStatement, i + run < n, samples[i + run].metadata.syncIdentifier == nil { run += 1 }
-            if run == Self.rowsPerStatement {
-                for k in 0..<run { try bind(samples[i + k], into: many, row: Int32(k), ids: &ids) }
-                let rc = sqlite3_step(many)
-                sqlite3_reset(many)
-                guard rc == SQLITE_DONE else { throw db.error(rc, "inserting a batch of samples") }
-                let stored = db.changes
-                summary.inserted += stored
-                summary.duplicates += run - stored
-            } else {
-                for k in 0..<run {
-                    try bind(samples[i + k], into: single.insert.handle, row: 0, ids: &ids)
-                    try single.insert.run()
-                    if db.changes == 0 { summary.duplicates += 1 } else { summary.inserted += 1 }
+            while i + run < n, samples[i + run].metadata.syncIdentifier == nil { run += 1 }
+            let first = i
+            let stored = try insertNew(count: run, makingIDs: false) { k, binder in
+                let s = samples[first + k]
+                let row = try self.row(s, ids: &ids)
+                let metadata = MetadataColumn.encode(s.metadata)
+                if let rr = s.rrIntervals {
+                    rr.ticks.withUnsafeBufferPointer { binder.bind(row, uuid: s.uuid, rrTicks: $0, metadata: metadata) }
+                } else {
+                    binder.bind(row, uuid: s.uuid, rrTicks: UnsafeBufferPointer(start: nil, count: 0), metadata: metadata)
                 }
             }
+            summary.inserted += stored
+            summary.duplicates += run - stored
             i += run
         }
         return summary
     }
 
-    /// The row ids of the last type, source and device bound, to skip their lookups when the
+    /// The row ids of the last type, source and device seen, to skip their lookups when the
     /// next sample has the same.
     private struct ProvenanceIDs {
         var type: (QuantityType, Int64)?
@@ -78,8 +69,8 @@ extension StoreWriter {
         var device: (Device, Int64)?
     }
 
-    /// Binds `s` as row `row` of `statement` (``SampleColumns``, as ``bindSample(_:_:)``).
-    private func bind(_ s: QuantitySample, into statement: OpaquePointer, row: Int32, ids: inout ProvenanceIDs) throws {
+    /// `s` as the bulk writer's row (as ``bindSample(_:_:)`` makes it).
+    private func row(_ s: QuantitySample, ids: inout ProvenanceIDs) throws -> SampleRow {
         let typeID: Int64
         if let (t, id) = ids.type, t == s.type { typeID = id } else {
             typeID = try self.typeID(s.type)
@@ -99,17 +90,10 @@ extension StoreWriter {
             }
         }
         let m = s.metadata
-        let r = SampleRow(typeID: typeID, sourceID: sourceID, deviceID: deviceID, value: s.canonicalValue,
-                          start: s.startDate.timeIntervalSince1970, end: s.endDate.timeIntervalSince1970,
-                          sensorLocation: m.heartRateSensorLocation, sensorContact: m.sensorContact,
-                          motionContext: m.heartRateMotionContext,
-                          flags: s.rrIntervals?.precededByGap == true ? .rrPrecededByGap : [])
-        let ticks = s.rrIntervals?.ticks ?? []
-        withUnsafeBytes(of: s.uuid.uuid) { u in
-            ticks.withUnsafeBufferPointer { rr in
-                SampleColumns.bind(statement, offset: row * SampleColumns.count, uuid: u, r, rrTicks: rr,
-                                   metadata: MetadataColumn.encode(m), sync: nil)
-            }
-        }
+        return SampleRow(typeID: typeID, sourceID: sourceID, deviceID: deviceID, value: s.canonicalValue,
+                         start: s.startDate.timeIntervalSince1970, end: s.endDate.timeIntervalSince1970,
+                         sensorLocation: m.heartRateSensorLocation, sensorContact: m.sensorContact,
+                         motionContext: m.heartRateMotionContext,
+                         flags: s.rrIntervals?.precededByGap == true ? .rrPrecededByGap : [])
     }
 }

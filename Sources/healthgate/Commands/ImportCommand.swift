@@ -171,7 +171,7 @@ struct ImportCommand: ParsableCommand {
 
         func commit(through record: Int) throws {
             do {
-                p.summary.add(try db.saveImported(pending))
+                p.summary.add(try db.write { w in try w.insertImported(pending) })
             } catch let e as StoreError {
                 throw CLIFailure(savedSoFar(p, failedFrom: firstPending, through: record, because: e), code: e.sysexit)
             }
