@@ -90,6 +90,10 @@ let package = Package(
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.copy("openapi.json")]),
 
+        // A child process watched until it exits: status, wall time, peak anonymous memory
+        // (RssAnon). Shared by the benchmark and the tests, so not in HealthGateTesting.
+        .target(name: "ChildProcess"),
+
         // One exit-code mapping for the two executables: every module's failures as one sentence with
         // their sysexits(3) code, and the output conventions that go with it (JSON lines, terminal-safe text).
         .target(name: "Sysexits",
@@ -112,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-bench",
             dependencies: [
-                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits",
+                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits", "ChildProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -123,8 +127,9 @@ let package = Package(
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess", "HealthGateTesting"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
-        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
+        .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess"]),
         .testTarget(name: "BluetoothLinuxTests",
                     dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "Simulators", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
         .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel", "HealthGateTesting"]),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcess
 import Foundation
 import Gateway
 import HealthModel
@@ -487,62 +488,38 @@ enum Bench {
     /// RSS and CPU of a `healthgate run` child fed by 10 simulated straps at 1 Hz (over Unix
     /// sockets) and 4 simulated pedometers (ptys), measured over `seconds` once every strap is
     /// subscribed. The simulators run in this process, so the figures are the daemon's alone:
-    /// peak RSS (`VmHWM`) and CPU time (user + system) per wall second, in % of one core.
+    /// peak memory (`RssAnon`, ``ChildProcess/WatchedChild``) and CPU time (user + system) per
+    /// wall second, in % of one core.
     static func footprint(seconds: Int, path: String, work: String, healthgate: URL) throws -> (rss: Int, cpuPercent: Double, committed: Int) {
         let load = try SimulatedLoad(directory: work + "/sim", straps: 10, rate: 1, pedometers: 4, pedometerInterval: .seconds(1))
         defer { load.stop() }
         let config = work + "/sim.toml"
         try load.configuration(flushIntervalMs: 250).write(toFile: config, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = healthgate
-        p.arguments = ["run", "--config", config, "--db", path]
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "NOTIFY_SOCKET")
-        p.environment = env
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
-        let pid = p.processIdentifier
+        // Without NOTIFY_SOCKET: the child must not notify this process's own supervisor.
+        let child = try WatchedChild([healthgate.path, "run", "--config", config, "--db", path], removing: ["NOTIFY_SOCKET"])
+        defer { child.kill() }
         load.start()
-
-        func status(_ key: String) -> Int? {
-            guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                  let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }),
-                  let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else { return nil }
-            return kb * 1024
-        }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        func cpuSeconds() -> Double? {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
-            let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-            guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return nil }
-            return (u + s) / ticks
-        }
 
         // Steady state first: every strap connected, discovered and subscribed (a loaded
         // machine may take a while; the bound is generous).
         let ready = ContinuousClock.now + .seconds(120)
         while load.subscribedStraps < 10 {
-            guard p.isRunning else { throw CLIFailure("the footprint's `healthgate run` child exited early (status \(p.terminationStatus)).", code: .software) }
+            guard try child.poll() else { throw CLIFailure("the footprint's `healthgate run` child exited early (status \(child.exitStatus ?? -1)).", code: .software) }
             guard ContinuousClock.now < ready else {
                 throw CLIFailure("the footprint's `healthgate run` child subscribed to only \(load.subscribedStraps) of 10 simulated straps within 120 s.", code: .tempFail)
             }
             usleep(100_000)
         }
         let t0 = Date().timeIntervalSince1970
-        let c0 = cpuSeconds() ?? 0
-        var peak = 0
+        let c0 = child.cpuSeconds() ?? 0
         let end = t0 + Double(seconds)
-        while Date().timeIntervalSince1970 < end, p.isRunning {
-            peak = max(peak, status("VmHWM") ?? 0)
-            usleep(250_000)
-        }
-        peak = max(peak, status("VmHWM") ?? 0)
-        let c1 = cpuSeconds() ?? c0
+        // Peak memory: its RssAnon, polled (WatchedChild says why not VmHWM).
+        while Date().timeIntervalSince1970 < end, try child.poll() { usleep(250_000) }
+        let c1 = child.cpuSeconds() ?? c0
         let t1 = Date().timeIntervalSince1970
-        kill(pid, SIGTERM)
-        p.waitUntilExit()
+        let peak = child.peakAnonymousBytes
+        child.signal(SIGTERM)
+        try child.wait(timeout: 60)
         let committed = (try? HealthStore(path: path, mode: .readOnly).count(SampleQuery()))
         return (peak, (c1 - c0) / max(0.001, t1 - t0) * 100, committed ?? 0)
     }

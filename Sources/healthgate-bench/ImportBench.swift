@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Gateway
 import HealthModel
@@ -10,7 +11,7 @@ import Sysexits
 /// The `import` part of `healthgate-bench` (issue 12): one generated JSON-lines file of
 /// heart-rate samples in the export shape, imported three ways in the same run —
 /// Benchmarks/python/import_baseline.py (json.loads + executemany), `healthgate import --jsonl`
-/// as a child process (wall time, peak RSS: its VmHWM polled until it exits), and the store's raw insert
+/// as a child process (wall time, peak memory: its RssAnon polled until it exits), and the store's raw insert
 /// ceiling for the same rows (prebuilt, the bulk writer, same transaction size) — and the ratios.
 extension Bench {
     /// What one import part run measured.
@@ -95,54 +96,25 @@ extension Bench {
         }
     }
 
-    /// A child process's end: exit status, wall seconds, peak RSS (bytes, its `VmHWM`).
+    /// A child process's end: exit status, wall seconds, peak memory (bytes: its `RssAnon`,
+    /// polled by ``ChildProcess/WatchedChild``), its stderr.
     struct ChildRun { var status: Int32; var seconds: Double; var maxRSS: Int; var stderr: String }
 
-    /// Runs `arguments[0]` with posix_spawn and polls it until it exits, so its own peak RSS is
-    /// known (Foundation's Process reaps children itself). stdout goes to /dev/null, stderr to a
-    /// file in `work`.
-    static func runChild(_ arguments: [String], work: String, environment: [String: String] = [:]) throws -> ChildRun {
+    /// Runs `arguments` to its end with ``ChildProcess/WatchedChild`` (the one peak-memory
+    /// watcher the bench and the tests share), stderr kept in a file in `work` and returned.
+    /// Bounded: a child still running after `timeout` seconds is killed and reported.
+    static func runChild(_ arguments: [String], work: String, environment: [String: String] = [:],
+                         timeout: Double = 3600) throws -> ChildRun {
         let errPath = work + "/child-\(UUID().uuidString).err"
         defer { unlink(errPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = env.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let start = ContinuousClock.now
-        let rc = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
-        guard rc == 0 else { throw CLIFailure("cannot start \(arguments[0]): \(String(cString: strerror(rc)))", code: .unavailable) }
-        // Peak RSS: VmHWM of the child's own memory, polled until it exits. (wait4's ru_maxrss is
-        // no good here: posix_spawn shares this process's memory until exec, and Linux carries
-        // that memory's high-water mark into the child's ru_maxrss.)
-        var status: Int32 = 0
-        var usage = rusage()
-        var peak = 0
-        while true {
-            let r = wait4(pid, &status, WNOHANG, &usage)
-            if r == pid { break }
-            if r < 0, errno != EINTR { throw CLIFailure("waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))", code: .software) }
-            peak = max(peak, peakRSS(of: pid) ?? 0)
-            usleep(5_000)
+        let r: WatchedChild.Outcome
+        do {
+            r = try WatchedChild.run(arguments, environment: environment, stderr: .file(errPath), timeout: timeout)
+        } catch let e as WatchedChild.Failure {
+            throw CLIFailure(e.description, code: .unavailable)
         }
-        let elapsed = seconds(start.duration(to: .now))
-        let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
-        return ChildRun(status: exit, seconds: elapsed, maxRSS: peak, stderr: err)
-    }
-
-    /// `VmHWM` of a running process, in bytes (nil once it has exited).
-    static func peakRSS(of pid: pid_t) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }) else { return nil }
-        return kb * 1024
+        return ChildRun(status: r.status, seconds: r.seconds, maxRSS: r.peakAnonymousBytes, stderr: err)
     }
 
     /// The import part: generate the file, then Python, `healthgate import --jsonl` and the
@@ -251,7 +223,7 @@ extension HealthGateBench {
         } else {
             say("  python import_baseline.py   not run (python3 or \(pythonDir)/import_baseline.py missing)")
         }
-        say(String(format: "  healthgate import --jsonl   %8.0f samples/s (peak RSS %.1f MiB; goal <= 64)", f.healthgate, mib(f.healthgateRSS)))
+        say(String(format: "  healthgate import --jsonl   %8.0f samples/s (peak RssAnon %.1f MiB; goal <= 64)", f.healthgate, mib(f.healthgateRSS)))
         say(String(format: "  raw insert ceiling          %8.0f rows/s (same rows prebuilt, bulk writer, 5,000 per transaction, final checkpoint)", f.ceiling))
         if let py = f.python { say(String(format: "  vs python                   %.2fx (goal >= 3x)", f.healthgate / py)) }
         say(String(format: "  vs ceiling                  %.2f (goal >= 0.7)", f.healthgate / f.ceiling))

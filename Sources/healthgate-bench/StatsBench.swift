@@ -18,11 +18,10 @@ import Sysexits
 /// Each query is timed in this process (warm page cache, median of rounds) three ways: the
 /// default streaming engine with rollups, the same sweep decoding every row, and the engine it
 /// replaced (`StatisticsPath.loadAll`: load every sample, then merge), kept for this baseline and
-/// the tests. Peak RSS is each way's in a child process of its own (this executable with
-/// `HG_BENCH_STATS_CHILD` set), reported by the child itself (`VmHWM`), and `healthgate stats`
-/// itself under GNU time. Not wait4's `ru_maxrss`: for a child started by posix_spawn (vfork,
-/// then exec) Linux carries the parent's peak over into the child's, so every child of this
-/// bench "peaked" at the bench's own 160+ MB.
+/// the tests. Peak memory is each way's in a child process of its own (this executable with
+/// `HG_BENCH_STATS_CHILD` set), and `healthgate stats` itself, each watched by
+/// `ChildProcess.WatchedChild` (its `RssAnon` polled every 5 ms until it exits; why not
+/// `ru_maxrss` or `VmHWM` is said there).
 extension Bench {
     /// The year the data covers: 2026-01-01 00:00 in Berlin (CET) and a year later.
     static let statsYearStart = 1_767_222_000.0   // 2025-12-31T23:00:00Z
@@ -143,19 +142,6 @@ extension Bench {
         default: expected = 365; buckets = try dailyCollection(store, heartRate: parts[2] == "hr", path: engine)
         }
         guard buckets.count == expected else { throw CLIFailure("the child's collection has \(buckets.count) buckets, not \(expected)", code: .software) }
-        // Its own peak, reported by itself: wait4's ru_maxrss of a child started by posix_spawn
-        // (vfork + exec) starts at the parent's peak, which here is the bench's hundreds of MB.
-        if let out = ProcessInfo.processInfo.environment["HG_BENCH_STATS_RSS_OUT"] {
-            try String(peakRSS() ?? -1).write(toFile: out, atomically: false, encoding: .utf8)
-        }
-    }
-
-    /// This process's peak resident set (`VmHWM` of /proc/self/status), bytes.
-    static func peakRSS() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = Int(line.split(separator: " ").dropFirst().first { !$0.isEmpty }.map(String.init) ?? "") else { return nil }
-        return kb * 1024
     }
 }
 
@@ -184,30 +170,25 @@ extension HealthGateBench {
             return (runs.median ?? 0, last)
         }
         func childRSS(_ engine: String, _ db: String, _ kind: String) throws -> Int {
-            let report = dir + "/stats-rss-\(UUID().uuidString)"
-            defer { unlink(report) }
             let r = try Bench.runChild([Bench.executable.path, "--only", "stats"], work: dir,
-                                       environment: ["HG_BENCH_STATS_CHILD": "\(engine)|\(db)|\(kind)", "HG_BENCH_STATS_RSS_OUT": report])
-            guard r.status == 0, let text = try? String(contentsOfFile: report, encoding: .utf8), let rss = Int(text), rss > 0 else {
-                throw CLIFailure("the stats child (\(engine), \(kind)) failed or reported no peak RSS: \(r.stderr)", code: .software)
+                                       environment: ["HG_BENCH_STATS_CHILD": "\(engine)|\(db)|\(kind)"])
+            guard r.status == 0, r.maxRSS > 0 else {
+                throw CLIFailure("the stats child (\(engine), \(kind)) failed or no peak memory was read: \(r.stderr)", code: .software)
             }
-            return rss
+            return r.maxRSS
         }
-        /// `healthgate stats` itself over the same store, under GNU time (which forks it, so its
-        /// peak is its own): (wall ms including process start, peak RSS); nil without either.
+        /// `healthgate stats` itself over the same store: (wall ms including process start, peak
+        /// memory); nil without the tool.
         func cli(_ db: String, hr: Bool) throws -> (Double, Int)? {
-            guard let tool, FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else { return nil }
-            let report = dir + "/stats-time-\(UUID().uuidString)"
-            defer { unlink(report) }
-            let r = try Bench.runChild(["/usr/bin/time", "-f", "%M", "-o", report, tool.path, "stats", "--db", db,
+            guard let tool else { return nil }
+            let r = try Bench.runChild([tool.path, "stats", "--db", db,
                                         "--type", hr ? "heartRate" : "stepCount",
                                         "--option", hr ? "discreteMin" : "cumulativeSum"] + (hr ? ["--option", "discreteMax", "--option", "discreteAverage"] : [])
                                        + ["--interval", "1d", "--tz", "Europe/Berlin", "--from", "2026-01-01", "--to", "2027-01-01", "--json"], work: dir)
-            guard r.status == 0, let text = try? String(contentsOfFile: report, encoding: .utf8),
-                  let kb = Int(text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "") else {
+            guard r.status == 0, r.maxRSS > 0 else {
                 throw CLIFailure("healthgate stats failed (\(r.status)): \(r.stderr)", code: .software)
             }
-            return (r.seconds * 1000, kb * 1024)
+            return (r.seconds * 1000, r.maxRSS)
         }
         func same(_ a: [Statistics], _ b: [Statistics]) -> Bool {
             a.count == b.count && zip(a, b).allSatisfy { x, y in

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import HealthGateTesting
 import HealthModel
@@ -31,51 +32,13 @@ struct ImportStreamingCLITests {
         try out.write(contentsOf: Data(block.utf8))
     }
 
-    /// Runs `healthgate args` with posix_spawn, stderr to `stderrFD` (or /dev/null), and waits for
-    /// it: the exit status and the child's peak RSS in bytes.
+    /// Runs `healthgate args` (``ChildProcess/WatchedChild``: stdin and stdout /dev/null, stderr
+    /// to `stderrFD` or /dev/null), bounded at 300 s: the exit status and the child's peak
+    /// anonymous memory (`RssAnon`) in bytes.
     static func spawn(_ args: [String], stderrFD: Int32? = nil) throws -> (status: Int32, maxRSS: Int) {
         let exe = try #require(HealthGateExecutable.url?.path)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        if let fd = stderrFD { posix_spawn_file_actions_adddup2(&actions, fd, 2) } else {
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        let argv = ([exe] + args).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        try #require(posix_spawn(&pid, exe, &actions, nil, argv, environ) == 0)
-        // Bounded: a hung child is killed and recorded, never waited for forever.
-        let deadline = Date().addingTimeInterval(300)
-        var status: Int32 = 0
-        var usage = rusage()
-        // Peak memory is the child's anonymous resident memory (RssAnon: heap, stacks, SQLite's
-        // cache), polled until it exits. Not wait4's ru_maxrss, which includes this test process's
-        // own high-water mark (posix_spawn shares its memory until exec), and not VmHWM, which
-        // counts the debug binary's file pages: in the full run the binary is hot in the page
-        // cache, fault-around maps far more of it, and VmHWM read ~100 MB for a small heap.
-        var peak = 0
-        while true {
-            let r = wait4(pid, &status, WNOHANG, &usage)
-            if r == pid { break }
-            if let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-               let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
-               let kb = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) }) {
-                peak = max(peak, kb * 1024)
-            }
-            if r < 0, errno != EINTR { Issue.record("wait4 failed: \(errno)"); break }
-            if Date() > deadline {
-                kill(pid, SIGKILL)
-                _ = wait4(pid, &status, 0, &usage)
-                Issue.record("healthgate \(args) did not end within 300 s")
-                break
-            }
-            usleep(5_000)
-        }
-        let code = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (code, peak)
+        let r = try WatchedChild.run([exe] + args, stderr: stderrFD.map { .descriptor($0) } ?? .null, timeout: 300)
+        return (r.status, r.peakAnonymousBytes)
     }
 
     @Test("peak RSS of import does not grow with the file: 10,000 vs 50,000 samples, JSON lines and a JSON array")
