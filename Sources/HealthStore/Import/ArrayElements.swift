@@ -27,10 +27,10 @@ package struct ArrayElements {
         package let bytes: UnsafeBufferPointer<UInt8>
     }
 
-    private let fd: Int32
-    private var buffer: UnsafeMutableRawBufferPointer
-    private var pos = 0, filled = 0
-    private var eof = false
+    private var buffer: ReadBuffer
+    private var pos = 0
+    private var filled: Int { buffer.filled }
+    private var eof: Bool { buffer.eof }
     private enum State { case start, first, afterElement, done }
     private var state = State.start
     /// Lines before `pos` (the line of `pos` is `line`).
@@ -38,21 +38,17 @@ package struct ArrayElements {
     /// Elements handed out so far.
     package private(set) var number = 0
     /// Bytes read from the descriptor so far.
-    package private(set) var bytesRead = 0
+    package var bytesRead: Int { buffer.bytesRead }
 
     /// Reads `fd` (not closed here) in blocks of `blockSize` bytes.
     package init(fd: Int32, blockSize: Int = 1 << 20) {
-        self.fd = fd
-        buffer = .allocate(byteCount: max(16, blockSize), alignment: 16)
+        buffer = ReadBuffer(fd: fd, blockSize: blockSize)
     }
 
     /// Frees the block buffer; the reader is unusable afterwards.
-    package mutating func close() {
-        buffer.deallocate()
-        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    }
+    package mutating func close() { buffer.close() }
 
-    private var bytes: UnsafeMutablePointer<UInt8> { buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) }
+    private var bytes: UnsafeMutablePointer<UInt8> { buffer.bytes }
 
     /// The next element, or nil after the closing `]` (and nothing but white space after it).
     /// - Throws: ``StructureError`` when the text is not a JSON array; ``ByteLines/ReadError``
@@ -162,30 +158,9 @@ package struct ArrayElements {
         }
     }
 
-    /// Moves the bytes from `keep` on to the front (doubling the buffer when they fill it) and
-    /// appends what `read` gives.
+    /// Reads more, keeping the bytes from `keep` on (``ReadBuffer/fill(keeping:)``).
     private mutating func fill(keeping keep: Int) throws {
-        if keep > 0 {
-            let rest = filled - keep
-            if rest > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + keep, rest) }
-            filled = rest
-            pos -= keep
-        }
-        if filled == buffer.count {
-            let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 16)
-            bigger.copyMemory(from: UnsafeRawBufferPointer(buffer))
-            buffer.deallocate()
-            buffer = bigger
-        }
-        while true {
-            let n = Glibc.read(fd, buffer.baseAddress! + filled, buffer.count - filled)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ByteLines.ReadError(errno: errno)
-            }
-            if n == 0 { eof = true } else { filled += n; bytesRead += n }
-            return
-        }
+        pos -= try buffer.fill(keeping: keep)
     }
 
     private func failure(_ reason: String) -> StructureError {

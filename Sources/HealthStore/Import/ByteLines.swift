@@ -12,47 +12,42 @@ package struct ByteLines {
         package let errno: Int32
     }
 
-    private let fd: Int32
-    private var buffer: UnsafeMutableRawBufferPointer
-    private var start = 0, filled = 0
-    private var eof = false
+    private var buffer: ReadBuffer
+    private var start = 0
     private var atFileStart = true
     /// Lines handed out so far (the 1-based number of the last one).
     package private(set) var number = 0
     /// Bytes read from the descriptor so far.
-    package private(set) var bytesRead = 0
+    package var bytesRead: Int { buffer.bytesRead }
 
     /// Reads `fd` (not closed here) in blocks of `blockSize` bytes.
     package init(fd: Int32, blockSize: Int = 1 << 20) {
-        self.fd = fd
-        buffer = .allocate(byteCount: max(16, blockSize), alignment: 16)
+        buffer = ReadBuffer(fd: fd, blockSize: blockSize)
     }
 
     /// Frees the block buffer; the reader is unusable afterwards.
-    package mutating func close() {
-        buffer.deallocate()
-        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    }
+    package mutating func close() { buffer.close() }
 
     /// The next line's bytes (valid until the next call), or nil at the end of the file.
     /// - Throws: ``ReadError`` when reading fails.
     package mutating func next() throws -> UnsafeBufferPointer<UInt8>? {
         while true {
+            let base = buffer.bytes
             if atFileStart {
-                while filled < 3, !eof { try fill() }
+                while buffer.filled < 3, !buffer.eof { try buffer.fill(keeping: 0) }
                 atFileStart = false
-                if filled >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF { start = 3 }
+                if buffer.filled >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { start = 3 }
             }
-            let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let filled = buffer.filled
             if start < filled, let lf = memchr(base + start, 0x0A, filled - start) {
                 let end = lf.assumingMemoryBound(to: UInt8.self) - base
                 return line(base, start, end, next: end + 1)
             }
-            if eof {
+            if buffer.eof {
                 guard start < filled else { return nil }
                 return line(base, start, filled, next: filled)
             }
-            try fill()
+            start -= try buffer.fill(keeping: start)
         }
     }
 
@@ -62,32 +57,6 @@ package struct ByteLines {
         start = next
         number += 1
         return UnsafeBufferPointer(start: base + from, count: end - from)
-    }
-
-    /// Reads more: moves the unfinished line to the front (doubling the buffer when that line
-    /// fills it) and appends what `read` gives.
-    private mutating func fill() throws {
-        if start > 0 {
-            let rest = filled - start
-            if rest > 0 { memmove(buffer.baseAddress!, buffer.baseAddress! + start, rest) }
-            filled = rest
-            start = 0
-        }
-        if filled == buffer.count {
-            let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 16)
-            bigger.copyMemory(from: UnsafeRawBufferPointer(buffer))
-            buffer.deallocate()
-            buffer = bigger
-        }
-        while true {
-            let n = Glibc.read(fd, buffer.baseAddress! + filled, buffer.count - filled)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ReadError(errno: errno)
-            }
-            if n == 0 { eof = true } else { filled += n; bytesRead += n }
-            return
-        }
     }
 }
 
