@@ -186,8 +186,6 @@ import Testing
         func q(_ i: Int, value: Double = 70, source: Source = Self.strap, meta: Metadata = Metadata()) throws -> QuantitySample {
             try sample(.heartRate, value, from: Double(i), source: source, metadata: meta, uuid: u).inSeries(index: i)
         }
-        // A gap in the indices.
-        #expect(throws: StoreError.self) { try tmp.store.save([try q(0), try q(2)]) }
         // Two sources under one series UUID.
         #expect(throws: StoreError.self) { try tmp.store.save([try q(0), try q(1, source: Source(name: "Other"))]) }
         // Metadata a series quantity cannot hold.
@@ -196,14 +194,7 @@ import Testing
         // A part of a series (an export with a time range) is stored from its first index on and continued later.
         #expect(try tmp.store.save([try q(3), try q(4)]).inserted == 2)
         #expect(try tmp.store.save([try q(4), try q(5)]).inserted == 1)
-        #expect(throws: StoreError.self) { try tmp.store.save([try q(1)]) }
         #expect(try tmp.store.samples(SampleQuery()).map(\.seriesIndex) == [3, 4, 5])
-        do {
-            try tmp.store.save([try q(7)])
-            Issue.record("a gap after the stored part was accepted")
-        } catch let e as StoreError {
-            #expect(e.kind == .data && !e.description.contains("\n") && e.description.contains("no quantity 6"))
-        }
         // A JSON line with "series" but without the series' UUID.
         #expect(throws: SampleJSON.DecodeError.self) {
             _ = try SampleJSON.sample(fromLine: #"{"type":"heartRate","value":70,"start":"2026-11-02T00:00:00Z","series":{"index":0}}"#)
@@ -211,5 +202,80 @@ import Testing
         #expect(throws: SampleJSON.DecodeError.self) {
             _ = try SampleJSON.sample(fromLine: #"{"uuid":"\#(u.uuidString)","type":"heartRate","value":70,"start":"2026-11-02T00:00:00Z","series":{"index":-1}}"#)
         }
+    }
+    @Test("import takes the series quantities it is given: index gaps, parts before, between and after the stored ones; each keeps its index")
+    func importGaps() throws {
+        let tmp = try TempStore()
+        let u = UUID.timeOrdered()
+        func q(_ i: Int) throws -> QuantitySample {
+            try sample(.heartRate, Double(60 + i), from: Double(i), source: Self.strap, uuid: u).inSeries(index: i)
+        }
+        func indices() throws -> [Int?] { try tmp.store.samples(SampleQuery()).map(\.seriesIndex) }
+        // A gap inside one import (a line dropped from an export): stored, one chunk per run of indices.
+        #expect(try tmp.store.save([try q(3), try q(4), try q(6), try q(7), try q(8)]).inserted == 5)
+        #expect(try indices() == [3, 4, 6, 7, 8])
+        #expect(try scalar(tmp.store, "SELECT count(*) FROM series_chunks") == 2)
+        #expect(try scalar(tmp.store, "SELECT first_index FROM series") == 3)
+        // Before the stored part, into its gap, after it with a gap: all added; what is stored is a duplicate.
+        let more = try tmp.store.save([try q(0), try q(5), try q(6), try q(11)])
+        #expect(more.inserted == 3 && more.duplicates == 1)
+        #expect(try indices() == [0, 3, 4, 5, 6, 7, 8, 11])
+        #expect(try scalar(tmp.store, "SELECT first_index FROM series") == 0)
+        #expect(try scalar(tmp.store, "SELECT count FROM series") == 8)
+        // Still one series: its UUID names every quantity, each with its own value and date.
+        let all = try tmp.store.samples(SampleQuery(uuids: [u]))
+        #expect(all.count == 8 && all.allSatisfy { $0.quantity.value == Double(60 + $0.seriesIndex!) })
+        #expect(all.allSatisfy { $0.startDate == t(Double($0.seriesIndex!)) })
+        let stats = try tmp.store.statistics(StatisticsQuery(type: .heartRate, options: [.discreteMin, .discreteMax]))
+        #expect(stats.values.sampleCount == 8 && stats.values.minimum == 60 && stats.values.maximum == 71)
+        // Chunks now lie out of index and time order (the gap filled last): collections still
+        // equal the all-rows oracle's.
+        let q = StatisticsQuery(type: .heartRate, options: [.discreteAverage, .discreteMin, .discreteMax, .mostRecent])
+        for interval in [StatisticsInterval.minutes(1), .hours(1)] {
+            let utc = TimeZone(identifier: "UTC")!
+            #expect(try tmp.store.statisticsCollection(q, interval: interval, timeZone: utc)
+                    == tmp.store.statisticsCollection(q, interval: interval, timeZone: utc, path: .loadAll))
+        }
+        // Saving the same again adds nothing.
+        #expect(try tmp.store.save(all).duplicates == 8)
+    }
+
+    @Test("a series its writer still has open is only continued in order by import")
+    func importIntoOpenSeries() throws {
+        let tmp = try TempStore()
+        try Self.append(tmp.store, SeriesWriter(), times: (0..<3).map { 1_790_000_000 + Double($0) })
+        let stored = try tmp.store.samples(SampleQuery())
+        let u = try #require(stored.first?.uuid)
+        func q(_ i: Int) throws -> QuantitySample {
+            try sample(.heartRate, 70, from: Double(i), source: Self.strap, device: Self.device,
+                       metadata: Metadata(heartRateSensorLocation: .chest), uuid: u).inSeries(index: i)
+        }
+        do {
+            try tmp.store.save([try q(5)])
+            Issue.record("a gap in an open series was accepted")
+        } catch let e as StoreError {
+            #expect(e.kind == .data && !e.description.contains("\n") && e.description.contains("still open"))
+        }
+        #expect(try tmp.store.save([try q(2), try q(3)]).inserted == 1)
+        #expect(try tmp.store.samples(SampleQuery()).map(\.seriesIndex) == [0, 1, 2, 3])
+    }
+
+    @Test("the CLI: an export with a series line taken out imports (exit 0) and exports back the same lines")
+    func cliImportWithGap() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("samples/strap-session.capture.jsonl").path
+        #expect(try cli.run(["replay", capture, "--max"]).code == 0)
+        let exported = try cli.run(["export", "--format", "jsonl"]).out
+        var lines = exported.split(separator: "\n").map(String.init)
+        let series = lines.indices.filter { lines[$0].contains(#""series":{"index":"#) }
+        try #require(series.count > 20)
+        lines.remove(at: series[10])   // quantity 10 of the strap's series
+        let file = try cli.write("gap.jsonl", lines.joined(separator: "\n") + "\n")
+        let other = cli.dir.appendingPathComponent("other.sqlite").path
+        let imported = try HealthGateExecutable.run(["import", "--jsonl", file, "--db", other])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try HealthGateExecutable.run(["export", "--format", "jsonl", "--db", other]).stdout == lines.joined(separator: "\n") + "\n")
     }
 }

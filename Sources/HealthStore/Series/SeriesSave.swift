@@ -6,11 +6,14 @@ extension StoreWriter {
     /// ``HealthModel/QuantitySample/seriesIndex``), as `import` does with what `export` wrote
     /// (docs/store.md, "Quantity series"). A series not stored yet is created (closed, its
     /// first index the smallest given); for a stored one, indices it already holds are
-    /// duplicates and the rest must continue it without a gap. Chunks are cut as the writer
-    /// cuts them (``SeriesWriter``).
+    /// duplicates and every other index is added, wherever it lies. As HealthKit takes the
+    /// quantities it is given, indices need not follow each other (a part of a series with some
+    /// quantities left out, or two parts imported one after the other): each run of consecutive
+    /// indices gets chunks of its own, which carry their first index, so every quantity keeps
+    /// its index. Chunks are otherwise cut as the writer cuts them (``SeriesWriter``).
     /// - Throws: ``StoreError/invalidSeries(_:)`` when the quantities disagree on the series'
     ///   type, source, device or sensor location, carry metadata a series quantity cannot hold,
-    ///   leave a gap in the indices, or the UUID is an individually stored sample's.
+    ///   or the UUID is an individually stored sample's.
     package func insertSeries(_ quantities: [QuantitySample], chunkQuantities: Int = SeriesWriter.chunkQuantities,
                               chunkSpan: Double = SeriesWriter.chunkSpan) throws -> SaveSummary {
         var summary = SaveSummary()
@@ -47,16 +50,18 @@ extension StoreWriter {
         let typeID = try typeID(head.type), sourceID = try sourceID(head.source)
         let deviceID = try head.device.map { try self.deviceID($0) }
 
-        // What is stored of this series already.
+        // What is stored of this series already: its row, and the index runs its chunks hold.
         var seriesID: Int64?
-        var next = 0, firstIndex = 0, chunkSeq = 0, count = 0
+        var firstIndex = 0, chunkSeq = 0, count = 0
         var start = Double.infinity, end = -Double.infinity
+        var stored: [Range<Int>] = []
         let find = try db.prepare("""
             SELECT id, type_id, source_id, device_id, sensor_location, first_index, count, start, "end",
-                   (SELECT coalesce(max(seq), -1) + 1 FROM series_chunks WHERE series_id = series.id)
+                   (SELECT coalesce(max(seq), -1) + 1 FROM series_chunks WHERE series_id = series.id), open
             FROM series WHERE uuid = ?
             """)
         find.bind(1, uuid)
+        var open = false
         if try find.step() {
             defer { find.reset() }
             let storedDevice: Int64? = find.isNull(3) ? nil : find.int64(3)
@@ -67,9 +72,14 @@ extension StoreWriter {
             }
             seriesID = find.int64(0)
             firstIndex = find.int(5); count = find.int(6)
-            next = firstIndex + count
             start = find.double(7); end = find.double(8)
             chunkSeq = find.int(9)
+            open = find.int(10) != 0
+        }
+        if let seriesID {
+            let runs = try db.prepare("SELECT first_index, count FROM series_chunks WHERE series_id = ? ORDER BY first_index")
+            runs.bind(1, seriesID)
+            while try runs.step() { stored.append(runs.int(0)..<(runs.int(0) + runs.int(1))) }
         }
 
         // In index order, each index once; what the series holds already is a duplicate.
@@ -78,21 +88,24 @@ extension StoreWriter {
             if byIndex[q.seriesIndex!] == nil { byIndex[q.seriesIndex!] = q } else { summary.duplicates += 1 }
         }
         var fresh: [QuantitySample] = []
+        var run = 0   // the first stored run that may still hold an index (both ascend)
         for i in byIndex.keys.sorted() {
-            if seriesID != nil && i < next {
-                guard i >= firstIndex else {
-                    throw StoreError.invalidSeries("quantity \(i) of series \(uuid) comes before the stored part of the series, which starts at index \(firstIndex); import the earlier quantities first")
-                }
+            while run < stored.count, stored[run].upperBound <= i { run += 1 }
+            if run < stored.count, stored[run].contains(i) {
                 summary.duplicates += 1
             } else {
                 fresh.append(byIndex[i]!)
             }
         }
         guard let lowest = fresh.first?.seriesIndex else { return summary }
-        if seriesID == nil { firstIndex = lowest; next = lowest }
-        for (k, q) in fresh.enumerated() where q.seriesIndex! != next + k {
-            throw StoreError.invalidSeries("series \(uuid) has no quantity \(next + k) but has \(q.seriesIndex!): its indices must follow each other; import the whole series (export it without a time range), or drop the \"series\" key to store these as separate samples")
+        if open {
+            // A series its writer may still append to (`run`) numbers its next quantity by its
+            // count: only the quantities that continue it in order can be added.
+            for (k, q) in fresh.enumerated() where q.seriesIndex! != firstIndex + count + k {
+                throw StoreError.invalidSeries("series \(uuid) is still open for its writer (healthgate run), which numbers its next quantity \(firstIndex + count); quantity \(q.seriesIndex!) does not continue it in order: import these once the series is closed, or drop the \"series\" key to store them as separate samples")
+            }
         }
+        firstIndex = seriesID == nil ? lowest : min(firstIndex, lowest)
         if seriesID == nil {
             let ins = try db.prepare("""
                 INSERT INTO series(uuid, type_id, source_id, device_id, sensor_location, start, "end", count, first_index, open, change_seq)
@@ -106,13 +119,12 @@ extension StoreWriter {
         let changeSeq = try SeriesChunkSQL.nextChangeSeqs(db, count: 1)
         let style = head.type.aggregationStyle
         var chunk: [SeriesQuantity] = []
-        var chunkFirst = next, lo = 0.0, hi = 0.0
+        var chunkFirst = lowest, lo = 0.0, hi = 0.0
         func seal() throws {
             guard !chunk.isEmpty else { return }
             try SeriesChunkSQL.write(db, seriesID: seriesID!, seq: chunkSeq, firstIndex: chunkFirst, quantities: chunk,
                                      style: style, changeSeq: changeSeq)
             chunkSeq += 1
-            chunkFirst += chunk.count
             chunk.removeAll(keepingCapacity: true)
         }
         for q in fresh {
@@ -124,16 +136,18 @@ extension StoreWriter {
                                    value: q.canonicalValue,
                                    attributes: SeriesAttributes.encode(contact: q.metadata.sensorContact, flags: flags),
                                    rr: q.rrIntervals?.ticks ?? [])
-            if !chunk.isEmpty, chunk.count >= chunkQuantities || max(hi, x.end) - min(lo, x.start) > chunkSpan { try seal() }
-            if chunk.isEmpty { lo = x.start; hi = x.end }
+            // A chunk holds consecutive indices: an index gap starts the next one.
+            if !chunk.isEmpty, chunk.count >= chunkQuantities || max(hi, x.end) - min(lo, x.start) > chunkSpan
+                || q.seriesIndex! != chunkFirst + chunk.count { try seal() }
+            if chunk.isEmpty { lo = x.start; hi = x.end; chunkFirst = q.seriesIndex! }
             chunk.append(x)
             lo = min(lo, x.start); hi = max(hi, x.end)
             start = min(start, x.start); end = max(end, x.end)
         }
         try seal()
         count += fresh.count
-        let up = try db.prepare("UPDATE series SET start = ?, \"end\" = ?, count = ?, change_seq = ? WHERE id = ?")
-        up.bind(1, start); up.bind(2, end); up.bind(3, count); up.bind(4, changeSeq); up.bind(5, seriesID!)
+        let up = try db.prepare("UPDATE series SET start = ?, \"end\" = ?, count = ?, first_index = ?, change_seq = ? WHERE id = ?")
+        up.bind(1, start); up.bind(2, end); up.bind(3, count); up.bind(4, firstIndex); up.bind(5, changeSeq); up.bind(6, seriesID!)
         try up.run()
         summary.inserted += fresh.count
         return summary
