@@ -155,7 +155,7 @@ struct Routes: Sendable {
         if let denied = samples.first(where: { !scopes.mayWrite($0.type) }) {
             throw APIError(.forbidden, "this token may not write \(denied.type.identifier) samples: ask for a token with --write \(denied.type.identifier); nothing was saved.")
         }
-        let summary = try await store.run { db in try db.saveImported(samples) }
+        let summary = try await store.run { db in try db.write { w in try w.insertImported(samples) } }
         metrics.samplesSaved.increment(by: Int64(summary.inserted + summary.replaced))
         return try JSONResponse.make([
             "inserted": summary.inserted, "replaced": summary.replaced, "ignored": summary.ignored,
