@@ -122,7 +122,7 @@ let package = Package(
 
         // Tests: one target per module (Swift Testing, one file per feature).
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
-        .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators"]),
+        .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),

@@ -174,6 +174,20 @@ package struct HeartRateRecordMapper: Sendable {
         return (first, invalid)
     }
 
+    /// ``SampleRecord/Flags`` as bits. The flags are `package` in `Ingest`, and Swift's
+    /// cross-module optimisation serialises only `public` declarations, so the OptionSet algebra
+    /// on them from this module (`insert`, `contains`, an array literal) ran as unspecialised
+    /// stdlib generics: 3 heap allocations and about 3 µs per notification on the producer
+    /// (`healthgate-bench --only hot`, docs/performance.md). Integer operations on the raw value
+    /// cost nothing of the kind.
+    private enum Bits {
+        static let contactSupported = SampleRecord.Flags.contactSupported.rawValue
+        static let contactDetected = SampleRecord.Flags.contactDetected.rawValue
+        static let rrPrecededByGap = SampleRecord.Flags.rrPrecededByGap.rawValue
+        static let payloadTruncated = SampleRecord.Flags.payloadTruncated.rawValue
+        static let energySaturated = SampleRecord.Flags.energySaturated.rawValue
+    }
+
     /// A receipt time rounded to the millisecond (unchanged when it has no finer digits, or is
     /// not finite): `(t × 1000).rounded() / 1000`, the form the series codec stores exactly at
     /// its millisecond scale (docs/store.md, "The encoding").
@@ -201,11 +215,11 @@ package struct HeartRateRecordMapper: Sendable {
     package mutating func map(_ m: HeartRateMeasurement, at t: Double, payload: UnsafeRawBufferPointer? = nil,
                              emit: (SampleRecord, SampleAttachment?) -> Void) -> Bool {
         let bpm = m.beatsPerMinute
-        var flags: SampleRecord.Flags = []
+        var flags: UInt16 = 0
         switch m.sensorContact {
         case .notSupported: break
-        case .notDetected: flags.insert(.contactSupported)
-        case .detected: flags.formUnion([.contactSupported, .contactDetected])
+        case .notDetected: flags |= Bits.contactSupported
+        case .detected: flags |= Bits.contactSupported | Bits.contactDetected
         }
         var overflowed = false
         if case .rrOverflow? = m.malformation { overflowed = true }
@@ -213,12 +227,12 @@ package struct HeartRateRecordMapper: Sendable {
         let all: [UInt16]? = overflowed ? payload.map { HeartRateMeasurement.allRRIntervals(in: $0) } : nil
         // Recovered from the payload, an overflowing RR list is whole: nothing was truncated.
         if m.truncated && all == nil {
-            flags.insert(.payloadTruncated)
+            flags |= Bits.payloadTruncated
             counters.truncated += 1
         }
         let receipt = Self.receiptTime(t)
         var r = SampleRecord(typeSlot: slots.heartRate, value: Double(bpm), start: receipt, end: receipt,
-                             sourceSlot: slots.source, deviceSlot: slots.device, flags: flags)
+                             sourceSlot: slots.source, deviceSlot: slots.device, flags: SampleRecord.Flags(rawValue: flags))
         r.heartRateSensorLocation = sensorLocation
 
         var spilled: [UInt16]?
@@ -235,7 +249,7 @@ package struct HeartRateRecordMapper: Sendable {
                     gapPending = true
                 } else {
                     spilled = Array(all[first...])
-                    if gap { r.flags.insert(.rrPrecededByGap) }
+                    if gap { r.flags = SampleRecord.Flags(rawValue: r.flags.rawValue | Bits.rrPrecededByGap) }
                     gapPending = false
                 }
             } else { gapPending = true }
@@ -255,7 +269,7 @@ package struct HeartRateRecordMapper: Sendable {
                     } else {
                         for i in first..<rr.endIndex { r.appendRR(rr[i]) }
                     }
-                    if gap { r.flags.insert(.rrPrecededByGap) }
+                    if gap { r.flags = SampleRecord.Flags(rawValue: r.flags.rawValue | Bits.rrPrecededByGap) }
                     gapPending = false
                 }
             } else {
@@ -277,7 +291,7 @@ package struct HeartRateRecordMapper: Sendable {
         } else if !plausibleBPM.contains(Double(bpm)) {
             counters.implausibleSkipped += 1   // a 16-bit value no heart beats at: counted, not stored
         } else {
-            if r.flags.contains(.rrPrecededByGap) { counters.rrGaps += 1 }
+            if (r.flags.rawValue & Bits.rrPrecededByGap != 0) { counters.rrGaps += 1 }
             counters.heartRateSamples += 1
             emit(r, spilled.map { SampleAttachment(rrIntervals: $0) })
             emitted = true
@@ -285,11 +299,11 @@ package struct HeartRateRecordMapper: Sendable {
         var sdnn: SampleRecord?
         if bpm > 0 {
             if let spilled {
-                sdnn = collectSDNN(spilled, gap: r.flags.contains(.rrPrecededByGap), at: t)
+                sdnn = collectSDNN(spilled, gap: (r.flags.rawValue & Bits.rrPrecededByGap != 0), at: t)
             } else if r.rrCount > 0 {
                 let rr = r.rr, n = Int(r.rrCount)
                 sdnn = withUnsafeBytes(of: rr) { raw in
-                    collectSDNN(raw.bindMemory(to: UInt16.self).prefix(n), gap: r.flags.contains(.rrPrecededByGap), at: t)
+                    collectSDNN(raw.bindMemory(to: UInt16.self).prefix(n), gap: (r.flags.rawValue & Bits.rrPrecededByGap != 0), at: t)
                 }
             }
         }
@@ -305,7 +319,7 @@ package struct HeartRateRecordMapper: Sendable {
                     // the interval end before it starts: it becomes zero-length at the new time.
                     emit(SampleRecord(typeSlot: slots.energy, value: Double(step.kilojoules), start: min(last.at, receipt), end: receipt,
                                       sourceSlot: slots.source, deviceSlot: slots.device,
-                                      flags: kj == 0xFFFF ? .energySaturated : []), nil)
+                                      flags: SampleRecord.Flags(rawValue: kj == 0xFFFF ? Bits.energySaturated : 0)), nil)
                 }
             }
             lastEnergy = (kj, receipt)

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Synchronization
 
 /// Runs blocking work (a pipeline stop, a child's exit, a peer blocked in `receive`) on a thread
@@ -6,16 +7,12 @@ import Synchronization
 /// threads while it waits — there are as many as cores (two on CI), and other suites' async
 /// tests, or the very work being waited for, may need them.
 package func offThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { c in
-        Thread { c.resume(returning: body()) }.start()
-    }
+    await onOwnThread(body)
 }
 
 /// ``offThread(_:)`` for work that throws: the error is rethrown to the awaiting task.
 package func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { c in
-        Thread { c.resume(with: Result { try body() }) }.start()
-    }
+    try await onOwnThread(body)
 }
 
 /// The lock ``offThreadOneAtATime(_:)`` takes.

@@ -46,6 +46,18 @@ public struct DeviceRecord: Sendable, Hashable {
 }
 
 extension HealthStore {
+    /// The `ON CONFLICT(local_identifier) DO UPDATE` assignments of the HKDevice columns: a
+    /// value given fills in or replaces the stored one, a missing one keeps it. Shared by the
+    /// registry's upsert and the device ids samples are saved with.
+    static let deviceFieldsKeptWhereSet = """
+        name = coalesce(excluded.name, name), manufacturer = coalesce(excluded.manufacturer, manufacturer),
+        model = coalesce(excluded.model, model),
+        hardware_version = coalesce(excluded.hardware_version, hardware_version),
+        firmware_version = coalesce(excluded.firmware_version, firmware_version),
+        software_version = coalesce(excluded.software_version, software_version),
+        udi_device_identifier = coalesce(excluded.udi_device_identifier, udi_device_identifier)
+        """
+
     private static let deviceColumns = """
         id, name, manufacturer, model, hardware_version, firmware_version, software_version, local_identifier,
         udi_device_identifier, kind, address, address_type, alias, last_seen, battery, sensor_location, extra
@@ -66,12 +78,7 @@ extension HealthStore {
                     sensor_location, extra)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(local_identifier) DO UPDATE SET
-                    name = coalesce(excluded.name, name), manufacturer = coalesce(excluded.manufacturer, manufacturer),
-                    model = coalesce(excluded.model, model),
-                    hardware_version = coalesce(excluded.hardware_version, hardware_version),
-                    firmware_version = coalesce(excluded.firmware_version, firmware_version),
-                    software_version = coalesce(excluded.software_version, software_version),
-                    udi_device_identifier = coalesce(excluded.udi_device_identifier, udi_device_identifier),
+                    \(Self.deviceFieldsKeptWhereSet),
                     kind = excluded.kind,
                     address = coalesce(excluded.address, address),
                     address_type = coalesce(excluded.address_type, address_type),

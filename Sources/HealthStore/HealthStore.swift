@@ -295,13 +295,7 @@ public final class HealthStore: @unchecked Sendable {
             if !hits.isEmpty {
                 if query.limit != nil {
                     // The limit counts quantities among individual samples: find both in order.
-                    let (whereSQL, args) = try whereClause(query)
-                    var sql = "\(Self.sampleSelectSQL) WHERE \(whereSQL) ORDER BY \(query.orderBy)"
-                    if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
-                    let st = try db.prepare(sql, cached: false)
-                    st.bind(all: args)
-                    var rows: [(sample: QuantitySample, id: Int64)] = []
-                    while try st.step() { rows.append((try decodeSample(st), st.int64(25))) }
+                    let rows = try sampleRows(db, query)
                     let kept = Self.merge(rows, hits, query: query)
                     var seen = Set<UUID>()
                     for s in kept where s.seriesIndex != nil && seen.insert(s.uuid).inserted { seriesUUIDs.append(s.uuid) }
@@ -410,12 +404,7 @@ public final class HealthStore: @unchecked Sendable {
                                     local_identifier, udi_device_identifier)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(local_identifier) DO UPDATE SET
-                    name = coalesce(excluded.name, name), manufacturer = coalesce(excluded.manufacturer, manufacturer),
-                    model = coalesce(excluded.model, model),
-                    hardware_version = coalesce(excluded.hardware_version, hardware_version),
-                    firmware_version = coalesce(excluded.firmware_version, firmware_version),
-                    software_version = coalesce(excluded.software_version, software_version),
-                    udi_device_identifier = coalesce(excluded.udi_device_identifier, udi_device_identifier)
+                    \(Self.deviceFieldsKeptWhereSet)
                 """)
             bindDevice(up, device)
             try up.run()

@@ -70,13 +70,7 @@ extension HealthStore {
     /// (oldest series first) and index (reversed when descending).
     public func samples(_ query: SampleQuery) throws -> [QuantitySample] {
         try read { db in
-            let (whereSQL, args) = try whereClause(query)
-            var sql = "\(Self.sampleSelectSQL) WHERE \(whereSQL) ORDER BY \(query.orderBy)"
-            if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
-            let st = try db.prepare(sql, cached: false)
-            st.bind(all: args)
-            var rows: [(sample: QuantitySample, id: Int64)] = []
-            while try st.step() { rows.append((try decodeSample(st), st.int64(25))) }
+            let rows = try sampleRows(db, query)
             let hits = try seriesHits(db, query)
             if hits.isEmpty { return rows.map(\.sample) }
             return Self.merge(rows, hits, query: query)
@@ -129,6 +123,19 @@ extension HealthStore {
         """
 
     /// One row of ``sampleSelectSQL`` as a sample.
+    /// The individually stored samples `query` matches, in its order and up to its limit, with
+    /// their row ids (series quantities are merged in by the caller).
+    func sampleRows(_ db: Connection, _ query: SampleQuery) throws -> [(sample: QuantitySample, id: Int64)] {
+        let (whereSQL, args) = try whereClause(query)
+        var sql = "\(Self.sampleSelectSQL) WHERE \(whereSQL) ORDER BY \(query.orderBy)"
+        if let limit = query.limit { sql += " LIMIT \(max(0, limit))" }
+        let st = try db.prepare(sql, cached: false)
+        st.bind(all: args)
+        var rows: [(sample: QuantitySample, id: Int64)] = []
+        while try st.step() { rows.append((try decodeSample(st), st.int64(25))) }
+        return rows
+    }
+
     func decodeSample(_ st: Statement) throws -> QuantitySample {
         guard let uuid = st.uuid(0) else { throw StoreError.corruptRow("a sample's uuid is not 16 bytes") }
         let type = try type(id: st.int64(1))

@@ -19,13 +19,7 @@ extension HealthStore {
     public func devicesBySource(type: QuantityType? = nil) throws -> [String: [SourceDevice]] {
         try read { db in
             // Individually stored samples and series quantities (a series row counts its quantities).
-            var typeFilter = ""
-            var args: [SQLValue] = []
-            if let type {
-                typeFilter = " WHERE type_id = ?"
-                let id = SQLValue.int(try typeID(type))
-                args = [id, id]
-            }
+            let (typeFilter, args) = try samplesAndSeriesTypeFilter(type)
             let sql = """
                 SELECT src.identifier, d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version,
                        d.software_version, d.local_identifier, d.udi_device_identifier, d.kind, d.alias, sum(n) AS total

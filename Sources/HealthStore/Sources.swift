@@ -42,13 +42,7 @@ extension HealthStore {
         try read { db in
             // Individually stored samples and series (a series counts its quantities; its start
             // and end are its quantities' earliest start and latest end).
-            var typeFilter = ""
-            var args: [SQLValue] = []
-            if let type {
-                typeFilter = " WHERE type_id = ?"
-                let id = SQLValue.int(try typeID(type))
-                args = [id, id]
-            }
+            let (typeFilter, args) = try samplesAndSeriesTypeFilter(type)
             var sql = """
                 SELECT src.name, src.identifier, src.version, src.rank, src.tier,
                        coalesce(sum(s.n), 0), min(s.first), max(s.last)
@@ -73,6 +67,14 @@ extension HealthStore {
             }
             return out
         }
+    }
+
+    /// The `WHERE` of a count over `samples` and one over `series` for `type` (empty for
+    /// every type), with its arguments for both.
+    func samplesAndSeriesTypeFilter(_ type: QuantityType?) throws -> (String, [SQLValue]) {
+        guard let type else { return ("", []) }
+        let id = SQLValue.int(try typeID(type))
+        return (" WHERE type_id = ?", [id, id])
     }
 
     /// Moves a source (by name or identifier) to `rank` (1 = highest priority), shifting the

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Platform
 import Gateway
 
 /// The `healthgate` command: pairs wearable sensors, captures their data and queries the store.
@@ -117,17 +118,12 @@ private final class CommandBox: @unchecked Sendable {
     private let command: any ParsableCommand
     init(_ command: any ParsableCommand) { self.command = command }
 
-    /// Runs the command on a new thread with the main thread's stack size and returns (or
-    /// throws) what it did, holding no cooperative thread meanwhile.
+    /// Runs the command on a thread of its own with the main thread's stack size and returns
+    /// (or throws) what it did, holding no cooperative thread meanwhile.
     func runOnOwnThread() async throws {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-            let thread = Thread {
-                var command = self.command
-                c.resume(with: Result { try command.run() })
-            }
-            thread.name = "healthgate-command"
-            thread.stackSize = 8 << 20
-            thread.start()
+        try await onOwnThread(name: "healthgate-command", stackSize: 8 << 20) {
+            var command = self.command
+            try command.run()
         }
     }
 }

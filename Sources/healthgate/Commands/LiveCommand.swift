@@ -139,9 +139,7 @@ struct LiveCommand: ParsableCommand {
                 return
             }
             var s = "\(time(r.receivedAt))  \(column(who, 14)) \(String(format: "%3d", Int(m.beatsPerMinute))) bpm  \(column(contactText(m.sensorContact), 12))"
-            if !m.rrIntervals.isEmpty {
-                s += " RR " + m.rrIntervals.map { String(format: "%.0f", Double($0) * 1000 / 1024) }.joined(separator: " ") + " ms"
-            }
+            if !m.rrIntervals.isEmpty { s += " " + rrText(m.rrIntervals.array) }
             if let e = m.energyExpendedKJ { s += "  \(e) kJ" }
             if m.truncated { s += "  (truncated)" }
             Output.line(s)
