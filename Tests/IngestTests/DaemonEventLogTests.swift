@@ -68,8 +68,7 @@ import Testing
         let reconnects = false
         let count: Int
         func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
-            // Step counts: one row each (heart rate would go to a series, a few bytes a reading,
-            // and never fill the page budget this test sets).
+            // Step counts, stored one row each by the test's sink.
             let steps = try slots.slot(for: .stepCount), src = try slots.slot(for: Source(name: "burst"))
             for i in 0..<count { ring.push(SampleRecord(typeSlot: steps, value: 60, start: Double(i), end: Double(i + 1), sourceSlot: src)) }
         }
@@ -85,7 +84,9 @@ import Testing
             return s.int64(0)
         }
         try store.withConnection { try $0.execute("PRAGMA max_page_count = \(pages)") }
-        let runtime = try GatewayRuntime(store: store, configuration: IngestConfiguration(
+        // One row per reading (the sink's series storage takes every record without extras, step
+        // counts included, a few bytes each, which never ask for a page this test refuses).
+        let runtime = try GatewayRuntime(sink: try StoreSink(store: store, storage: .individual), store: store, configuration: IngestConfiguration(
             batchSize: 100, flushInterval: .milliseconds(5), retryInterval: .milliseconds(20)), logger: logger)
         let final = Mutex<IngestStats?>(nil)
         Thread {
