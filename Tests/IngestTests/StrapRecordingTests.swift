@@ -17,9 +17,12 @@ struct StrapRecordingTests {
                                            writer: try CaptureFileWriter(path: path), policy: StrapSessionTests.fast,
                                            maxNotifications: maxNotifications, transactionTimeout: .seconds(5),
                                            logger: Logger(label: "test")) { events.append($0) }
-        // A watchdog: a broken test fails instead of hanging on a count that is never reached.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { recording.stop() }
-        return (recording, Task { try await offThread { try recording.run(trapsSignals: false) } })
+        // A watchdog: a broken test fails instead of hanging on a count that is never reached. Its
+        // 30 s start when the recording does (the task waits for the cooperative pool first).
+        return (recording, Task { try await offThread {
+            DispatchQueue.global().asyncAfter(deadline: .now() + 30) { recording.stop() }
+            return try recording.run(trapsSignals: false)
+        } })
     }
 
     static func tempPath() -> String { NSTemporaryDirectory() + "healthgate-capture-\(UUID().uuidString).jsonl" }

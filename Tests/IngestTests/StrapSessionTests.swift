@@ -50,9 +50,13 @@ struct StrapSessionTests {
         let session = try! StrapSession(straps: straps(targets, peers), store: store, sink: sink, configuration: config, policy: fast,
                                         maxNotifications: maxNotifications, transactionTimeout: .seconds(5),
                                         logger: Logger(label: "test")) { events.append($0) }
-        // A watchdog: a broken test fails instead of hanging on a count that is never reached.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
-        let task = Task { try await offThread { try session.run(trapsSignals: false) } }
+        // A watchdog: a broken test fails instead of hanging on a count that is never reached. Its
+        // 30 s start when the session does: the task waits for the cooperative pool, which other
+        // suites' synchronous work can hold longer than that in the one-thread pass.
+        let task = Task { try await offThread { () throws -> StrapSessionSummary in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
+            return try session.run(trapsSignals: false)
+        } }
         return ({ session.stop() }, task, events)
     }
 
@@ -266,8 +270,10 @@ struct StrapSessionTests {
         let session = try StrapSession(straps: Self.straps([Self.chest], [Self.chest.address: strap]), store: store,
                                        sink: try FlakySink(store), configuration: config, policy: Self.fast,
                                        transactionTimeout: .seconds(5), logger: logger) { events.append($0) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
-        let task = Task { try await offThread { try session.run(trapsSignals: false) } }
+        let task = Task { try await offThread { () throws -> StrapSessionSummary in
+            DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
+            return try session.run(trapsSignals: false)
+        } }
         #expect(await strapSubscribed(strap))
         strap.notifyHeartRate([0x06, 61])
         #expect(await eventually { (try? store.samples(SampleQuery(type: .heartRate)).count) == 1 })
