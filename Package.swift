@@ -71,7 +71,7 @@ let package = Package(
         // The composition root: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
-                               "BluetoothLinux", "Simulators", "Systemd", "HealthGateConfiguration",
+                               "BluetoothLinux", "Simulators", "Systemd", "HealthGateConfiguration", "Platform",
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
         .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
                     dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
-                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "HealthGateConfiguration"]),
+                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "HealthGateConfiguration", "Platform"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
         // The HTTP API over a real socket, tokens and their migration, the OpenAPI document.

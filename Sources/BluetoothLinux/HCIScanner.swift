@@ -13,7 +13,7 @@ import Platform
 /// with the kernel's default parameters is re-enabled on ``stop()``; otherwise scanning is left
 /// off. ``stop()`` runs on every exit path of ``scan(for:until:onReport:)``.
 ///
-/// Thread rules: one thread drives a scanner; ``StopSignal`` may be triggered from any thread.
+/// Thread rules: one thread drives a scanner; the ``StopSignal`` may be raised from any thread.
 package final class HCIScanner {
     /// Which HCI command set the controller accepted.
     package enum CommandSet: String, Sendable {

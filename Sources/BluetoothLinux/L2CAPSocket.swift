@@ -154,7 +154,7 @@ package final class L2CAPSocket: @unchecked Sendable {
         let deadline = SystemCall.monotonicSeconds() + timeout
         while SystemCall.monotonicSeconds() < deadline {
             if try security().level >= level.rawValue { return }
-            if wake.wait(seconds: 0.1) { break }
+            if wake.sleep(.milliseconds(100)) { break }
         }
         throw BluetoothError(.pairingFailed,
                              "Pairing with \(address) did not complete within \(Int(timeout)) s: make sure a Bluetooth agent (bluetoothd) is running to confirm Just Works pairing, and that the strap is in pairing mode.")
@@ -205,7 +205,7 @@ package final class L2CAPSocket: @unchecked Sendable {
             return old
         }
         guard fd >= 0 else { return }
-        wake.trigger()
+        wake.raise()
         shutdown(fd, Int32(SHUT_RDWR))
         Glibc.close(fd)
     }

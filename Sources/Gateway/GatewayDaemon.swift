@@ -53,7 +53,7 @@ package final class GatewayDaemon: Sendable {
             straps.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
                 eventLog.log(e, strap: name)
                 registry.record(e, localIdentifier: local, address: address.description, addressType: type.rawValue, alias: s.name)
-            }, connect: kernelStrapConnect(target, connector: connector)))
+            }, connect: { try connector(target, $0) }))
         }
         self.straps = straps
         watcher = PedometerWatcher(rules: config.pedometers, runner: runtime.runner, logger: logger, store: store)

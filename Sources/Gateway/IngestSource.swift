@@ -1,3 +1,4 @@
+import Platform
 import Foundation
 import Ingest
 import Logging
@@ -15,81 +16,13 @@ package protocol IngestSource: Sendable {
     /// Whether the runner restarts the source (with backoff) after it ends or fails.
     var reconnects: Bool { get }
     /// Produces into `ring` until done or stopped.
-    func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws
+    func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws
 }
 
 /// An error ending a source's attempt that the source has already reported (logged or told its
 /// listeners, such as a strap's ``StrapSource/Event/disconnected(reason:)``): the runner only
 /// notes the retry at debug level, so each event is logged once.
 package protocol ReportedBySource: Error {}
-
-/// A one-way "stop now" flag that sources poll, with hooks to interrupt blocking calls (a
-/// source registers a hook that closes its file descriptor, which wakes a blocked `read`).
-package final class IngestStop: Sendable {
-    private let raised = Atomic<Bool>(false)
-    private let hooks = Mutex<(next: Int, byID: [Int: @Sendable () -> Void])>((0, [:]))
-
-    /// A hook registered with ``onRaise(_:)``. Cancel it when the thing it would stop has ended
-    /// on its own (a connection that closed), so a daemon reconnecting for months does not pile
-    /// up hooks holding dead connections.
-    package struct Hook: Sendable {
-        fileprivate let id: Int
-        fileprivate let stop: IngestStop
-
-        /// Removes the hook; it will not run. Harmless after stop was raised.
-        package func cancel() { _ = stop.hooks.withLock { $0.byID.removeValue(forKey: id) } }
-    }
-
-    /// Hooks waiting for stop (tests check cancelled ones are gone).
-    var pendingHooks: Int { hooks.withLock { $0.byID.count } }
-
-    /// A signal not yet raised.
-    package init() {}
-
-    /// Whether stop was requested.
-    package var isRaised: Bool { raised.load(ordering: .acquiring) }
-
-    /// Requests stop and runs every hook (once).
-    package func raise() {
-        guard !raised.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let pending = hooks.withLock { h in
-            let list = h.byID.sorted { $0.key < $1.key }.map(\.value)
-            h.byID = [:]
-            return list
-        }
-        for h in pending { h() }
-    }
-
-    /// Runs `hook` when stop is raised (at once if it already was). Cancel the returned
-    /// ``Hook`` once `hook` has nothing left to stop.
-    @discardableResult
-    package func onRaise(_ hook: @escaping @Sendable () -> Void) -> Hook {
-        let id = hooks.withLock { h -> Int? in
-            if raised.load(ordering: .acquiring) { return nil }
-            h.next += 1
-            h.byID[h.next] = hook
-            return h.next
-        }
-        guard let id else {
-            hook()
-            return Hook(id: -1, stop: self)
-        }
-        return Hook(id: id, stop: self)
-    }
-
-    /// Sleeps up to `duration`, returning early (true) if stop is raised meanwhile.
-    @discardableResult
-    package func sleep(_ duration: Duration) -> Bool {
-        let end = ContinuousClock.now + duration
-        while !isRaised {
-            let left = ContinuousClock.now.duration(to: end)
-            if left <= .zero { return false }
-            let step = min(left, .milliseconds(50))
-            Thread.sleep(forTimeInterval: Double(step.components.seconds) + Double(step.components.attoseconds) / 1e18)
-        }
-        return true
-    }
-}
 
 /// An error that says whether retrying can help. Sources' errors that do not conform are
 /// retried; a permanent one (no Bluetooth in the kernel, no adapter, missing permissions, a
@@ -107,7 +40,7 @@ package final class SourceRunner: Sendable {
     /// How sources are restarted.
     package let policy: ReconnectPolicy
     /// Raised by ``stopAll()``; sources watch it.
-    package let stop = IngestStop()
+    package let stop = StopSignal()
     private let running = Mutex<[DispatchSemaphore]>([])
     private let retryObserver = Locked<(@Sendable (String, String, Duration) -> Void)?>(nil)
     private let failureObserver = Locked<(@Sendable (String, any Error) -> Void)?>(nil)

@@ -1,3 +1,4 @@
+import Platform
 import BluetoothLinux
 import Foundation
 import GATT
@@ -13,44 +14,22 @@ extension BluetoothError: SourceFailure {
     }
 }
 
-extension IngestStop {
-    /// A ``BluetoothLinux/StopSignal`` (a pollable wake-up for the transport's blocking
-    /// connect and scan loops) triggered when this stop is raised: the one bridge from the one
-    /// stop mechanism to the kernel transport. Cancel the hook once the blocking call returned.
-    package func transportSignal() -> (signal: StopSignal, hook: IngestStop.Hook) {
-        let signal = StopSignal()
-        let hook = onRaise { signal.trigger() }
-        return (signal, hook)
-    }
-}
-
 extension StrapSession.Strap {
     /// A strap reached over the kernel's L2CAP ATT socket (the product's path).
     package static func kernel(_ target: StrapTarget, adapter: Adapter?, timeout: Double) -> StrapSession.Strap {
         StrapSession.Strap(name: target.description, localIdentifier: target.localIdentifier, alias: target.name,
                            address: target.address.description, addressType: target.addressType.rawValue,
-                           connect: kernelStrapConnect(target, connector: kernelConnector(adapter: adapter, timeout: timeout)))
-    }
-}
-
-/// `connector` as the connect closure of a ``StrapSource``: one attempt per call, given up when
-/// the source's stop is raised.
-package func kernelStrapConnect(_ target: StrapTarget, connector: @escaping StrapConnector) -> @Sendable (IngestStop) throws -> any ATTBearer {
-    { stop in
-        let (signal, hook) = stop.transportSignal()
-        defer { hook.cancel() }   // connected or failed: nothing left to cancel
-        return try connector(target, signal)
+                           connect: { [connector = kernelConnector(adapter: adapter, timeout: timeout)] in try connector(target, $0) })
     }
 }
 
 extension StrapConnection {
     /// Connects to `target` with `connector` (on a thread of its own: a kernel connect blocks
     /// for seconds; `stop` cancels it) and opens the connection (`pair`, `reset-energy`).
-    package static func connect(_ target: StrapTarget, connector: @escaping StrapConnector, stop: IngestStop,
+    package static func connect(_ target: StrapTarget, connector: @escaping StrapConnector, stop: StopSignal,
                                transactionTimeout: Duration = .seconds(30)) async throws -> StrapConnection {
-        let connect = kernelStrapConnect(target, connector: connector)
         let bearer = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any ATTBearer, any Error>) in
-            let t = Thread { c.resume(with: Result { try connect(stop) }) }
+            let t = Thread { c.resume(with: Result { try connector(target, stop) }) }
             t.name = "ble-connect"
             t.start()
         }

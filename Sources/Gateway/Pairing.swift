@@ -1,3 +1,4 @@
+import Platform
 import BluetoothLinux
 import Foundation
 import GATT
@@ -29,7 +30,7 @@ package enum Pairing {
     /// - Throws: ``BluetoothLinux/BluetoothError`` (connect, permissions, not a strap),
     ///   ``GATT/GATTError`` (link lost during discovery), ``HealthStore/StoreError``.
     package static func pair(_ target: StrapTarget, connector: @escaping StrapConnector, alias: String?, store: HealthStore?,
-                            stop: IngestStop = IngestStop(), transactionTimeout: Duration = .seconds(30),
+                            stop: StopSignal = StopSignal(), transactionTimeout: Duration = .seconds(30),
                             now: Date = Date()) async throws -> PairResult {
         let connection = try await StrapConnection.connect(target, connector: connector, stop: stop,
                                                           transactionTimeout: transactionTimeout)

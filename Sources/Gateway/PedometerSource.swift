@@ -1,3 +1,4 @@
+import Platform
 import Foundation
 import HealthModel
 import Ingest
@@ -122,7 +123,7 @@ package struct PedometerSource: IngestSource {
         return [stateKey(deviceID: String(localIdentifier.dropFirst("serial:".count)))]
     }
 
-    package func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
+    package func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws {
         let key = stateKey
         // The newest state still on its way to the store (a quick re-plug), else the stored one.
         // Unreadable state is treated as never seen, as `serial watch` does.

@@ -1,3 +1,4 @@
+import Platform
 import Capture
 import Foundation
 import HealthStore
@@ -52,7 +53,7 @@ package struct ReplaySource: IngestSource {
         self.speed = speed
     }
 
-    package func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
+    package func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws {
         let steps = try slots.slot(for: .stepCount)
         let serial = try slots.slot(for: PedometerSource.source)
         var deviceSlots: [Device: UInt16] = [:]
@@ -122,12 +123,12 @@ package struct ReplaySource: IngestSource {
     }
 
     /// Back-pressure for files: wait while the ring is full rather than spill.
-    private func waitForRoom(in ring: SampleRing, stop: IngestStop) {
+    private func waitForRoom(in ring: SampleRing, stop: StopSignal) {
         while ring.pendingCount >= ring.capacity, !stop.isRaised { usleep(200) }
     }
 
     /// Pushes a record (with its attachment, for a notification with many RR), waiting for room.
-    private func push(_ r: SampleRecord, _ extra: SampleAttachment?, into ring: SampleRing, stop: IngestStop) {
+    private func push(_ r: SampleRecord, _ extra: SampleAttachment?, into ring: SampleRing, stop: StopSignal) {
         waitForRoom(in: ring, stop: stop)
         if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
         counters.pushed.add(1, ordering: .relaxed)

@@ -1,3 +1,4 @@
+import Platform
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -7,7 +8,7 @@ import Synchronization
 /// The one signal trap of every command that runs until stopped (`run`, `live`, `record`,
 /// `demo`, `serial watch`, `simulate`, `scan`, `pair`, `reset-energy`): SIGINT and SIGTERM
 /// arrive on a dispatch queue (never interrupting an arbitrary thread) and call `handler` with
-/// the signal's name; the work then stops the one way everything stops, an ``IngestStop``.
+/// the signal's name; the work then stops the one way everything stops, a `StopSignal` (Platform).
 ///
 /// With `secondSignalExits` (interactive commands) a second signal ends the process at once
 /// with status 130, as a second Ctrl-C should; the kernel still closes every socket. The daemon
@@ -52,7 +53,7 @@ package final class SignalTrap: @unchecked Sendable {
     }
 
     /// A trap that raises `stop` on the first signal.
-    package convenience init(raising stop: IngestStop, secondSignalExits: Bool = true) {
+    package convenience init(raising stop: StopSignal, secondSignalExits: Bool = true) {
         self.init(secondSignalExits: secondSignalExits) { _ in stop.raise() }
     }
 

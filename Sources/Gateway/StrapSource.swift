@@ -1,3 +1,4 @@
+import Platform
 import Foundation
 import GATT
 import HealthModel
@@ -32,7 +33,7 @@ package struct StrapSource: IngestSource {
     package let localIdentifier: String
     private let alias: String?
     private let transactionTimeout: Duration
-    private let connect: @Sendable (IngestStop) throws -> any ATTBearer
+    private let connect: @Sendable (StopSignal) throws -> any ATTBearer
     private let counters: Counters
     private let state = StateBox()
     private let events: (@Sendable (Event) -> Void)?
@@ -117,7 +118,7 @@ package struct StrapSource: IngestSource {
     package init(name: String, localIdentifier: String, alias: String? = nil, reconnects: Bool = true,
                 transactionTimeout: Duration = .seconds(10),
                 events: (@Sendable (Event) -> Void)? = nil, notifications: (@Sendable (Notification) -> Void)? = nil,
-                connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
+                connect: @escaping @Sendable (StopSignal) throws -> any ATTBearer) {
         self.init(StrapEndpoint(name: name, localIdentifier: localIdentifier, alias: alias, connect: connect), reconnects: reconnects,
                   transactionTimeout: transactionTimeout, events: events, notifications: notifications)
     }
@@ -143,7 +144,7 @@ package struct StrapSource: IngestSource {
         var description: String { reason }
     }
 
-    package func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
+    package func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws {
         let bearer = try connect(stop)
         if stop.isRaised { bearer.close(); return }
         let number = counters.connections.add(1, ordering: .relaxed).newValue
@@ -252,11 +253,11 @@ package struct StrapEndpoint: Sendable {
     /// Its Bluetooth address type (`public`, `random`), for the device registry.
     package var addressType: String?
     /// Makes a connected ATT bearer (called once per attempt; gives up when stop is raised).
-    package var connect: @Sendable (IngestStop) throws -> any ATTBearer
+    package var connect: @Sendable (StopSignal) throws -> any ATTBearer
 
     /// A strap reached with `connect`.
     package init(name: String, localIdentifier: String, alias: String? = nil, address: String? = nil, addressType: String? = nil,
-                connect: @escaping @Sendable (IngestStop) throws -> any ATTBearer) {
+                connect: @escaping @Sendable (StopSignal) throws -> any ATTBearer) {
         self.name = name
         self.localIdentifier = localIdentifier
         self.alias = alias

@@ -38,16 +38,4 @@ struct NoBluetoothTests {
             Issue.record("unexpected error \(error)")
         }
     }
-
-    @Test func stopSignalWakesAPoll() {
-        let stop = StopSignal()
-        #expect(!stop.isTriggered)
-        #expect(!stop.wait(seconds: 0))
-        stop.trigger()
-        stop.trigger()
-        #expect(stop.isTriggered)
-        var p = pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)
-        #expect(poll(&p, 1, 0) == 1)
-        #expect(stop.wait(seconds: 5))
-    }
 }

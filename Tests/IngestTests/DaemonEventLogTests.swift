@@ -1,3 +1,4 @@
+import Platform
 import Foundation
 import GATT
 import HealthGateTesting
@@ -67,7 +68,7 @@ import Testing
         let name = "burst"
         let reconnects = false
         let count: Int
-        func run(into ring: SampleRing, slots: SlotTable, stop: IngestStop) throws {
+        func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws {
             // Step counts, stored one row each by the test's sink.
             let steps = try slots.slot(for: .stepCount), src = try slots.slot(for: Source(name: "burst"))
             for i in 0..<count { ring.push(SampleRecord(typeSlot: steps, value: 60, start: Double(i), end: Double(i + 1), sourceSlot: src)) }

@@ -1,3 +1,4 @@
+import Platform
 import Foundation
 import GATT
 import HealthGateTesting
@@ -55,7 +56,7 @@ struct ReconnectPolicyTests {
         let source = StrapSource(name: "strap", localIdentifier: target.localIdentifier, transactionTimeout: .seconds(5),
                                  events: { e in seen.events.withLock { $0.append(e) } },
                                  notifications: { n in seen.payloads.withLock { $0.append((Array(n.payload), n.connection)) } },
-                                 connect: kernelStrapConnect(target, connector: connector))
+                                 connect: { try connector(target, $0) })
         pipeline.start()
         try runner.start(source)
         return (runner, pipeline)
@@ -113,7 +114,7 @@ struct ReconnectPolicyTests {
     @Test func anAttemptThatAlreadyWaitedIsRetriedAtOnce() async throws {
         let seen = Seen()
         let (runner, pipeline) = try Self.start({ target, stop in
-            _ = stop.wait(seconds: 0.1)  // a kernel connect waiting for a strap that is away
+            _ = stop.sleep(.milliseconds(100))  // a kernel connect waiting for a strap that is away
             throw BluetoothError(errno: ETIMEDOUT, during: .connect(target.address, timeoutSeconds: 0.1))
         }, seen: seen)
         #expect(await eventually { seen.pauses.withLock { $0.count } >= 2 })

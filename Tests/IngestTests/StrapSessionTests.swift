@@ -36,7 +36,7 @@ struct StrapSessionTests {
                 return try s.connectSocketPair()
             }
             return StrapSession.Strap(name: t.description, localIdentifier: t.localIdentifier, address: t.address.description,
-                                      addressType: t.addressType.rawValue, connect: kernelStrapConnect(t, connector: connector))
+                                      addressType: t.addressType.rawValue, connect: { try connector(t, $0) })
         }
     }
 

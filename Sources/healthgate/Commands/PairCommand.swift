@@ -1,3 +1,4 @@
+import Platform
 import ArgumentParser
 import BluetoothLinux
 import Foundation
@@ -58,7 +59,7 @@ struct PairCommand: AsyncParsableCommand {
             let adapter = try connect.adapterOption.resolve()
             let db = try store.open()
             let target = try StrapTarget.resolve(address, store: db, addressType: connect.addressType)
-            let stop = IngestStop()
+            let stop = StopSignal()
             let trap = SignalTrap(raising: stop)
             defer { trap.cancel() }
             let connector = kernelConnector(adapter: adapter, security: bond ? .medium : .low, timeout: connect.oneShotTimeout)

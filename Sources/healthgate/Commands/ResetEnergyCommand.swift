@@ -1,3 +1,4 @@
+import Platform
 import ArgumentParser
 import BluetoothLinux
 import Foundation
@@ -30,7 +31,7 @@ struct ResetEnergyCommand: AsyncParsableCommand {
             let adapter = try connect.adapterOption.resolve()
             // Read-only: it only looks the name up (a missing store stays missing).
             let target = try StrapTarget.resolve(strap, storeAt: store.path, addressType: connect.addressType)
-            let stop = IngestStop()
+            let stop = StopSignal()
             let trap = SignalTrap(raising: stop)
             defer { trap.cancel() }
             let connector = kernelConnector(adapter: adapter, timeout: connect.oneShotTimeout)

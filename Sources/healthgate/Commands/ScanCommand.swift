@@ -52,17 +52,15 @@ struct ScanCommand: ParsableCommand {
     func run() throws {
         try reporting {
             let adapter = try adapterOption.resolve()
-            let stop = IngestStop()
+            let stop = StopSignal()
             let trap = SignalTrap(raising: stop)
             defer { trap.cancel() }
-            let (wake, hook) = stop.transportSignal()
-            defer { hook.cancel() }
             let scanner = try HCIScanner(adapter: adapter)
             var table = ScanResults()
             let live = !json && stdoutIsTerminal
             var drawnLines = 0
             var lastDraw = 0.0
-            try scanner.scan(for: timeout, until: wake) { report in
+            try scanner.scan(for: timeout, until: stop) { report in
                 guard let change = table.add(report, at: Date()) else { return }
                 let device = table.devices[change.index]
                 guard all || device.data.isHeartRateSensor() else { return }

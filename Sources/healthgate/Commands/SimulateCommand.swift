@@ -1,3 +1,4 @@
+import Platform
 import ArgumentParser
 import Foundation
 import Gateway
@@ -90,7 +91,7 @@ struct SimulateCommand: ParsableCommand {
             }
 
             // SIGINT/SIGTERM end the simulation (the one signal trap and stop); the thread waits.
-            let stop = IngestStop()
+            let stop = StopSignal()
             let trap = SignalTrap(raising: stop)
             defer { trap.cancel() }
 
