@@ -81,7 +81,7 @@ let package = Package(
                 dependencies: ["HealthModel", "HealthStore", .product(name: "Crypto", package: "swift-crypto")]),
         // The HTTP API `serve` answers (issue 13, docs/http-api.md): routes, authorization, metrics.
         .target(name: "HTTPAPI",
-                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform",
+                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits",
                                .product(name: "Hummingbird", package: "hummingbird"),
                                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                                .product(name: "Prometheus", package: "swift-prometheus"),
@@ -94,19 +94,22 @@ let package = Package(
         // (RssAnon). Shared by the benchmark and the tests, so not in HealthGateTesting.
         .target(name: "ChildProcess"),
 
-        // One exit-code mapping for the two executables: every module's failures as one sentence with
-        // their sysexits(3) code, and the output conventions that go with it (JSON lines, terminal-safe text).
+        // One exit-code convention for the two executables: a failure as one sentence with its sysexits(3)
+        // code (`SysexitConvertible`, `ExitCodeMapping`), and the output conventions that go with it (JSON
+        // lines, terminal-safe text). Depends on no module that has failures to map, so any module can use it.
         .target(name: "Sysexits",
-                dependencies: ["Platform", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
-                               "Capture", "HealthGateConfiguration", "Gateway",
-                               .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+                dependencies: ["Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // Which sysexits code each module's failure exits with: the conformances both executables link.
+        .target(name: "ModuleExitCodes",
+                dependencies: ["Sysexits", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
+                               "Capture", "HealthGateConfiguration", "Gateway"]),
 
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
-                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "Platform", "Systemd", "HealthGateConfiguration",
+                "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
                 "AccessTokens", "HTTPAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +119,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-bench",
             dependencies: [
-                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits", "ChildProcess",
+                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits", "ModuleExitCodes", "ChildProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -124,7 +127,7 @@ let package = Package(
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
-        .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
+        .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "ModuleExitCodes", "HealthGateTesting", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess", "HealthGateTesting"]),

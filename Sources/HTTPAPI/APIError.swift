@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import HealthStore
 import Hummingbird
+import Sysexits
 
 /// A failed request: a status and one sentence (what, why, what to do), answered as
 /// `{"error": "…"}` (docs/http-api.md, "Errors").
@@ -53,10 +54,8 @@ package struct APIError: Error, Sendable, HTTPResponseError {
     }
 }
 
-/// JSON responses in the CLI's `--json` text: sorted keys, unescaped slashes, one line (the
-/// options of Sysexits' `JSONOutput`, which HTTPAPI does not import: Sysexits depends on
-/// Gateway, which will serve this API for `run`). `EndpointTests.sameAsCLI` compares the two
-/// texts byte for byte, so they cannot drift apart unnoticed.
+/// JSON responses in the CLI's `--json` text (`JSONOutput.textOptions`: sorted keys, unescaped
+/// slashes, one line). `EndpointTests.sameAsCLI` compares the two texts byte for byte.
 enum JSONResponse {
     /// - Throws: a 500 when the value holds something JSON cannot (NaN, an infinity), never a `null`.
     static func make(_ value: Any, status: HTTPResponse.Status = .ok) throws -> Response {
@@ -66,7 +65,7 @@ enum JSONResponse {
     static func string(_ value: Any) throws -> String {
         // JSONSerialization traps on some values instead of throwing: check first.
         guard JSONSerialization.isValidJSONObject([value]),
-              let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+              let data = try? JSONSerialization.data(withJSONObject: value, options: JSONOutput.textOptions)
         else {
             throw APIError(.internalServerError, "the answer holds a value JSON cannot represent (NaN or an infinity): this is a bug, please report it with the request.")
         }

@@ -5,10 +5,14 @@ import Synchronization
 /// a line. A value JSON cannot hold (NaN, an infinity, a type that is no JSON) is a failure with
 /// exit 70, never a `null` that a script would take for an answer.
 package enum JSONOutput {
+    /// The text every `--json` value and every HTTP API answer is written with: stable key order,
+    /// no escaped slashes, bare values allowed.
+    package static let textOptions: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]
+
     /// Serialises a JSON-compatible value (dictionaries, arrays, strings, numbers, Bool, NSNull).
     /// - Throws: ``CLIFailure`` (70) when the value is not JSON.
     package static func string(_ value: Any, pretty: Bool = false) throws -> String {
-        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]
+        var options = textOptions
         if pretty { options.insert(.prettyPrinted) }
         // JSONSerialization raises an Objective-C style exception (a crash on Linux) for some
         // values instead of throwing: check first.

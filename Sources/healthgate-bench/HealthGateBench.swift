@@ -9,6 +9,7 @@ import Ingest
 import Simulators
 import Synchronization
 import Sysexits
+import ModuleExitCodes  // each module's failure with its exit code
 
 extension StoreSink.Durability: ExpressibleByArgument {}
 #if canImport(Glibc)

@@ -1,8 +1,10 @@
 import Foundation
 import Gateway
+import HealthGateTesting
 import HealthModel
 import HealthStore
 import SerialPedometer
+import ModuleExitCodes
 import Sysexits
 import Testing
 
@@ -28,5 +30,15 @@ import Testing
             #expect(message == "\(error)")
         }
         #expect(ExitCodeMapping.describe(CocoaError(.featureUnsupported)).1 == .software, "an error of no known kind: the fallback")
+    }
+
+    /// The conformances live in `ModuleExitCodes`, above the modules they name (Sysexits depends on
+    /// none of them): the executable must link them, or a module's failure would exit with the
+    /// fallback 70 instead of its own code.
+    @Test func theCommandLineExitsWithTheModulesCodes() async throws {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID().uuidString)/x.sqlite").path
+        let r = try await offThread { try HealthGateExecutable.run(["samples", "--db", missing]) }
+        #expect(r.status == Sysexit.noInput.rawValue, "\(r.stderr)")   // StoreError.storeMissing
+        #expect(r.stderr.contains("there is no health store at \(missing)"), "\(r.stderr)")
     }
 }

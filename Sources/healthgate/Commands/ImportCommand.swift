@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HealthModel
 import HealthStore
+import ModuleExitCodes
 
 /// `healthgate import --jsonl FILE` / `--json-array FILE`.
 struct ImportCommand: ParsableCommand {

@@ -6,10 +6,13 @@ import Gateway
 import HealthModel
 import HealthStore
 import SerialPedometer
+import Sysexits
 import Udev
 
 // Every module's failures with their sysexits(3) code: the one mapping both executables
-// (`healthgate`, `healthgate-bench`) exit by, through ``ExitCodeMapping``.
+// (`healthgate`, `healthgate-bench`) exit by, through Sysexits' `ExitCodeMapping`, which finds
+// these conformances at run time. They live here, above the modules they name, so that Sysexits
+// itself depends on none of them and any module (HTTPAPI) can use its output conventions.
 
 extension SerialPortError: SysexitConvertible {
     package var sysexit: Sysexit {
