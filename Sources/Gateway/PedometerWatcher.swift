@@ -48,10 +48,10 @@ package final class PedometerWatcher: Sendable {
     ///   - store: where counter state of earlier versions' ids is carried over to today's id and
     ///     opened pedometers are registered; nil skips both (`serial watch --no-store`).
     ///   - sysfs: the device tree to read (tests point it at one of their own).
-    ///   - devDir: where the nodes of sysfs's ttys are (`/dev`).
+    ///   - devDir: where the nodes of sysfs's ttys are (`/dev`, or `$HEALTHGATE_DEV_DIR`: ``Sysfs/systemDeviceDirectory``).
     ///   - observe: gives each source an observer (a front-end's tap), or nil.
     package init(rules: [GatewayConfig.Pedometer], runner: SourceRunner, logger: Logger, store: HealthStore? = nil,
-                sysfs: Sysfs = .system, devDir: String = "/dev", observe: Observe? = nil) {
+                sysfs: Sysfs = .system, devDir: String = Sysfs.systemDeviceDirectory, observe: Observe? = nil) {
         self.rules = rules
         self.runner = runner
         self.logger = logger

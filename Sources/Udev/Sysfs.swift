@@ -15,10 +15,19 @@ package struct Sysfs: Sendable, Hashable {
     /// A tree at `root`.
     package init(root: String = "/sys") { self.root = root }
 
+    /// The environment variable that moves ``systemDeviceDirectory`` elsewhere (tests and containers
+    /// only: a tree of fake ttys whose nodes are links to ptys).
+    package static let deviceDirectoryVariable = "HEALTHGATE_DEV_DIR"
+
     /// `/sys`, or `$HEALTHGATE_SYSFS_ROOT` when set.
-    package static var system: Sysfs {
-        let env = ProcessInfo.processInfo.environment[rootVariable].flatMap { $0.isEmpty ? nil : $0 }
-        return Sysfs(root: env ?? "/sys")
+    package static var system: Sysfs { Sysfs(root: environment(rootVariable) ?? "/sys") }
+
+    /// Where the nodes of sysfs's ttys are: `/dev`, or `$HEALTHGATE_DEV_DIR` when set.
+    package static var systemDeviceDirectory: String { environment(deviceDirectoryVariable) ?? "/dev" }
+
+    /// An environment variable's value; an empty one counts as unset.
+    private static func environment(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The tty behind a device node or a link to one (`/dev/ttyUSB0`, `/dev/serial/by-id/…`), found

@@ -37,16 +37,21 @@ import Udev
         }
     }
 
+    /// The issue's scenario end to end, each command a child process of the built binary: `serial
+    /// watch` reads a CH340 (no serial number), then `healthgate run` (matching it by its USB ids
+    /// in a sysfs tree of the test's, `$HEALTHGATE_SYSFS_ROOT`, whose device nodes are links to
+    /// ptys, `$HEALTHGATE_DEV_DIR`) continues the count, and goes on counting after the adapter
+    /// is re-plugged into the same port and the kernel names it ttyUSB1.
     @Test func anAdapterWithoutASerialNumberKeepsOneCountAcrossSerialWatchRunAndAReplug() async throws {
         let tree = try SysfsTree()
         defer { tree.remove() }
         let db = temporaryStorePath()
+        let environment = [Sysfs.rootVariable: tree.root, Sysfs.deviceDirectoryVariable: tree.dev]
         let first = try SimulatedPedometer()
         let ttyUSB0 = try tree.plug(name: "ttyUSB0", port: "1.2", node: first.path)   // a CH340: no serial number
 
         // 1. `serial watch /dev/ttyUSB0` reads it, then is stopped.
-        let watch = try Child(["serial", "watch", ttyUSB0, "--db", db, "--json"],
-                              environment: [Sysfs.rootVariable: tree.root])
+        let watch = try Child(["serial", "watch", ttyUSB0, "--db", db, "--json"], environment: environment)
         #expect(await eventually { holds(watch.process.processIdentifier, first.path) })
         for (seq, steps) in [(1, 100), (2, 110), (3, 125)] { first.writeLine(pedometerLine(steps, seq: seq)) }
         #expect(await eventually { watch.stdout.contains(#""line":"{\"steps\":125,\"seq\":3}""#) })
@@ -54,35 +59,56 @@ import Udev
         #expect(await offThread { watch.wait() } == 0, "\(watch.stderr)")
         #expect(watch.stdout.contains(#""device":"\#(Self.portID)""#), "serial watch used the port id: \(watch.stdout)")
 
-        // 2. `run` picks it up by its USB ids; the device counted on meanwhile.
+        // 2. `run` picks it up by its USB ids (a CH340 rule, as a user without serial numbers
+        // writes it); the device counted on meanwhile.
         first.writeLine(pedometerLine(140, seq: 4))
-        let rig = try DaemonRig(path: db)
-        let watcher = watcher(rig, tree)
-        #expect(watcher.scanOnce() == [ttyUSB0])
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("hg-\(UUID().uuidString).toml").path
+        try """
+            [ingest]
+            flush_interval_ms = 50
+            [[pedometer]]
+            vendor = "1a86"
+            product = "7523"
+            baud = 115200
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let run = try Child(["run", "--config", config, "--db", db], environment: environment)
+        let pid = run.process.processIdentifier
+        let reader = try HealthStore(path: db, mode: .readOnly)
+        func steps() -> [QuantitySample] {
+            ((try? reader.samples(SampleQuery(type: .stepCount))) ?? []).sorted { $0.startDate < $1.startDate }
+        }
+        func total() -> Double { steps().reduce(0) { $0 + $1.quantity.value } }
+        #expect(await eventually(seconds: 60) { holds(pid, first.path) }, "\(run.stderr)")
+        #expect(run.stderr.contains("pedometer \(ttyUSB0) appeared"), "\(run.stderr)")
         first.writeLine(pedometerLine(150, seq: 5))
-        #expect(await eventually { rig.total() == 50 })
+        #expect(await eventually(seconds: 60) { total() == 50 }, "\(run.stderr)")
 
         // 3. Unplugged, and plugged back into the same socket: the kernel calls it ttyUSB1 now.
         first.unplug()
         tree.unplug(name: "ttyUSB0")
-        #expect(await eventually { watcher.openCount == 0 })
+        #expect(await eventually(seconds: 60) { !holds(pid, first.path) }, "\(run.stderr)")
         let second = try SimulatedPedometer()
         let ttyUSB1 = try tree.plug(name: "ttyUSB1", port: "1.2", node: second.path)
         second.writeLine(pedometerLine(150, seq: 5))    // a resend: a duplicate
         second.writeLine(pedometerLine(170, seq: 6))
-        #expect(watcher.scanOnce() == [ttyUSB1])
-        #expect(await eventually { rig.total() == 70 })
-        _ = await offThread { rig.stop() }
+        #expect(await eventually(seconds: 60) { holds(pid, second.path) }, "\(run.stderr)")   // the watcher's next scan
+        #expect(run.stderr.contains("pedometer \(ttyUSB1) appeared"), "\(run.stderr)")
+        #expect(await eventually(seconds: 60) { total() == 70 }, "\(run.stderr)")
+        run.signal(SIGTERM)
+        #expect(await offThread { run.wait() } == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("opening it as \(Self.portID) (usb-port)"), "\(run.stderr)")
 
         // Every step from the first reading (100) to the last (170), once, under one id.
-        let samples = rig.steps()
+        let store = try HealthStore(path: db, mode: .readOnly)
+        let samples = ((try? store.samples(SampleQuery(type: .stepCount))) ?? []).sorted { $0.startDate < $1.startDate }
         #expect(samples.map(\.quantity.value) == [10, 15, 15, 10, 20])
-        #expect(rig.total() == 70)
         let ids = samples.compactMap(\.metadata.syncIdentifier)
         #expect(ids.count == 5 && Set(ids).count == 5)
         #expect(ids.allSatisfy { $0.hasPrefix("serial:\(Self.portID):1:") }, "one id, one segment (no new baseline): \(ids)")
-        #expect(try rig.store.stateEntries(prefix: "serial.counter.").map(\.key) == ["serial.counter.\(Self.portID)"])
-        #expect(rig.counterState(Self.portID)?.baseline?.count == 170)
+        #expect(try store.stateEntries(prefix: "serial.counter.").map(\.key) == ["serial.counter.\(Self.portID)"])
+        let state = try #require(try store.state(PedometerSource.stateKey(deviceID: Self.portID)))
+        #expect(try JSONDecoder().decode(CounterState.self, from: state).baseline?.count == 170)
     }
 
     /// A counter state earlier versions kept under `serial watch`'s id (`ttyUSB0`) or `run`'s
