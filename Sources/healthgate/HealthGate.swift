@@ -71,7 +71,8 @@ struct HealthGate: AsyncParsableCommand {
         ])
 
     /// Parses `arguments` (nil: the command line) and runs the command, as ArgumentParser's own
-    /// `main` does, with one difference: synchronous commands (`run`, `demo`, `replay`,
+    /// `main` does, with two differences: a command's failure is reported here, for every
+    /// command, as one sentence and its sysexits code; and synchronous commands (`run`, `demo`, `replay`,
     /// `watch`, `serial watch`, …) block their thread for as long as they run, so they
     /// get a thread of their own. On one of Swift concurrency's cooperative threads — as many
     /// as the machine has cores, one on a single-core board — they would starve the async
@@ -86,10 +87,17 @@ struct HealthGate: AsyncParsableCommand {
         signal(SIGTERM, SIG_DFL)
         do {
             let command = try await asyncParseAsRoot(arguments)
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try await CommandBox(command).runOnOwnThread()
+            do {
+                if var asyncCommand = command as? any AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try await CommandBox(command).runOnOwnThread()
+                }
+            } catch let error where !String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
+                // Every command's failure, said once here: one sentence on stderr and its
+                // sysexits code (Sysexits' ExitCodeMapping). ArgumentParser's own (help
+                // requests, validation, ExitCode) go to its exit(withError:) as they are.
+                throw Self.exit(for: error)
             }
             // An event a stream could not write as JSON was said on stderr when it happened;
             // the command still fails (70) rather than exiting 0 with a line missing.

@@ -82,53 +82,51 @@ struct AddCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting {
-            let type = try InputValues.type(type)
-            let unit = try InputValues.unit(unit, for: type)
-            let startDate = try start.map { try InputValues.date($0, option: "--start") } ?? Date()
-            let endDate = try end.map { try InputValues.date($0, option: "--end") } ?? startDate
-            let src = source.map { Source(name: $0, identifier: sourceIdentifier) } ?? .manual
-            let device = Device(name: deviceName, manufacturer: deviceManufacturer, model: deviceModel,
-                                localIdentifier: deviceLocalIdentifier)
-            var meta = Metadata(syncIdentifier: syncIdentifier, syncVersion: syncVersion, wasUserEntered: true)
-            meta.heartRateSensorLocation = try InputValues.sensorLocation(sensorLocation)
-            if let motionContext {
-                guard let c = HeartRateMotionContext(name: motionContext) else {
-                    throw CLIFailure("--motion-context '\(motionContext)' is not notSet, sedentary or active.", code: .usage)
-                }
-                meta.heartRateMotionContext = c
+        let type = try InputValues.type(type)
+        let unit = try InputValues.unit(unit, for: type)
+        let startDate = try start.map { try InputValues.date($0, option: "--start") } ?? Date()
+        let endDate = try end.map { try InputValues.date($0, option: "--end") } ?? startDate
+        let src = source.map { Source(name: $0, identifier: sourceIdentifier) } ?? .manual
+        let device = Device(name: deviceName, manufacturer: deviceManufacturer, model: deviceModel,
+                            localIdentifier: deviceLocalIdentifier)
+        var meta = Metadata(syncIdentifier: syncIdentifier, syncVersion: syncVersion, wasUserEntered: true)
+        meta.heartRateSensorLocation = try InputValues.sensorLocation(sensorLocation)
+        if let motionContext {
+            guard let c = HeartRateMotionContext(name: motionContext) else {
+                throw CLIFailure("--motion-context '\(motionContext)' is not notSet, sedentary or active.", code: .usage)
             }
-            for pair in metadata {
-                guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
-                    throw CLIFailure("--metadata '\(pair)' is not key=value.", code: .usage)
-                }
-                let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
-                if let field = Metadata.reservedKeys[key] {
-                    throw CLIFailure("--metadata '\(key)' is a reserved key (the typed field \(field)), not a free one: \(Self.advice(for: field)).",
-                                     code: .usage)
-                }
-                if let n = Double(text), n.isFinite { meta.user[key] = .number(n) }
-                else { meta.user[key] = SampleJSON.parseUserText(text) }
+            meta.heartRateMotionContext = c
+        }
+        for pair in metadata {
+            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+                throw CLIFailure("--metadata '\(pair)' is not key=value.", code: .usage)
             }
-            let sample: QuantitySample
-            do {
-                sample = try QuantitySample(type: type, quantity: Quantity(value, unit), start: startDate, end: endDate,
-                                            source: src, device: device, metadata: meta)
-            } catch let e as HealthModelError {
-                throw CLIFailure("\(Self.flag(for: e)): \(e)", code: .usage)
+            let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
+            if let field = Metadata.reservedKeys[key] {
+                throw CLIFailure("--metadata '\(key)' is a reserved key (the typed field \(field)), not a free one: \(Self.advice(for: field)).",
+                                 code: .usage)
             }
-            let summary = try store.open().save([sample])
-            if json {
-                var o = try SampleJSON.object(sample)
-                o["saved"] = summary.inserted + summary.replaced > 0
-                try JSONOutput.emit(o)
-            } else if summary.ignored > 0 {
-                print("not saved: a sample with sync identifier \(syncIdentifier ?? "") and an equal or higher version is stored")
-            } else {
-                print("saved \(sample.uuid.uuidString.lowercased()): \(type.identifier) \(Table.number(value)) \(unit) " +
-                      "\(ISO8601.string(startDate))\(endDate != startDate ? "–" + ISO8601.string(endDate) : "")" +
-                      (summary.replaced > 0 ? " (replaced an older sync version)" : ""))
-            }
+            if let n = Double(text), n.isFinite { meta.user[key] = .number(n) }
+            else { meta.user[key] = SampleJSON.parseUserText(text) }
+        }
+        let sample: QuantitySample
+        do {
+            sample = try QuantitySample(type: type, quantity: Quantity(value, unit), start: startDate, end: endDate,
+                                        source: src, device: device, metadata: meta)
+        } catch let e as HealthModelError {
+            throw CLIFailure("\(Self.flag(for: e)): \(e)", code: .usage)
+        }
+        let summary = try store.open().save([sample])
+        if json {
+            var o = try SampleJSON.object(sample)
+            o["saved"] = summary.inserted + summary.replaced > 0
+            try JSONOutput.emit(o)
+        } else if summary.ignored > 0 {
+            print("not saved: a sample with sync identifier \(syncIdentifier ?? "") and an equal or higher version is stored")
+        } else {
+            print("saved \(sample.uuid.uuidString.lowercased()): \(type.identifier) \(Table.number(value)) \(unit) " +
+                  "\(ISO8601.string(startDate))\(endDate != startDate ? "–" + ISO8601.string(endDate) : "")" +
+                  (summary.replaced > 0 ? " (replaced an older sync version)" : ""))
         }
     }
 

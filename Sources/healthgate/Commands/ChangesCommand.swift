@@ -43,20 +43,18 @@ struct ChangesCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
-            let types = try type.map(InputValues.type)
-            let since = try anchor.map { try ChangeAnchor(string: $0) }
-            let change = try store.openForReading().changes(types: types, since: since, limit: limit)
-            if json {
-                try JSONOutput.emit(try change.jsonObject())
-                return
-            }
-            let lines = ChangeOutput.lines(change)
-            if lines.isEmpty { print("no changes") }
-            lines.forEach { print($0) }
-            print("anchor: \(change.anchor)")
-            if change.hasMore { print("more changes remain: run again with --anchor \(change.anchor)") }
+        let types = try type.map(InputValues.type)
+        let since = try anchor.map { try ChangeAnchor(string: $0) }
+        let change = try store.openForReading().changes(types: types, since: since, limit: limit)
+        if json {
+            try JSONOutput.emit(try change.jsonObject())
+            return
         }
+        let lines = ChangeOutput.lines(change)
+        if lines.isEmpty { print("no changes") }
+        lines.forEach { print($0) }
+        print("anchor: \(change.anchor)")
+        if change.hasMore { print("more changes remain: run again with --anchor \(change.anchor)") }
     }
 }
 
@@ -92,27 +90,25 @@ struct TombstonesCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
-            let db = try (retention == nil && !prune && olderThan == nil ? store.openForReading() : store.open())
-            if let retention { try db.setTombstoneRetention(try InputValues.seconds(retention, option: "--retention")) }
-            var removed: Int?
-            if let olderThan {
-                let s = try InputValues.seconds(olderThan, option: "--older-than")
-                removed = try db.pruneTombstones(olderThan: Date().addingTimeInterval(-s))
-            } else if prune {
-                removed = try db.pruneExpiredTombstones()
-            }
-            let st = try db.changeFeedStatus()
-            if json {
-                var o = st.jsonObject
-                if let removed { o["removed"] = removed }
-                try JSONOutput.emit(o)
-                return
-            }
-            if let removed { print("removed \(removed) deletion record\(removed == 1 ? "" : "s")") }
-            print("kept: \(st.tombstoneCount), oldest: \(st.oldestTombstone.map(ISO8601.string) ?? "-"), "
-                  + "retention: \(DurationText.text(st.retention)), pruned through #\(st.prunedThrough)")
-            print("current anchor: \(st.currentAnchor)")
+        let db = try (retention == nil && !prune && olderThan == nil ? store.openForReading() : store.open())
+        if let retention { try db.setTombstoneRetention(try InputValues.seconds(retention, option: "--retention")) }
+        var removed: Int?
+        if let olderThan {
+            let s = try InputValues.seconds(olderThan, option: "--older-than")
+            removed = try db.pruneTombstones(olderThan: Date().addingTimeInterval(-s))
+        } else if prune {
+            removed = try db.pruneExpiredTombstones()
         }
+        let st = try db.changeFeedStatus()
+        if json {
+            var o = st.jsonObject
+            if let removed { o["removed"] = removed }
+            try JSONOutput.emit(o)
+            return
+        }
+        if let removed { print("removed \(removed) deletion record\(removed == 1 ? "" : "s")") }
+        print("kept: \(st.tombstoneCount), oldest: \(st.oldestTombstone.map(ISO8601.string) ?? "-"), "
+              + "retention: \(DurationText.text(st.retention)), pruned through #\(st.prunedThrough)")
+        print("current anchor: \(st.currentAnchor)")
     }
 }

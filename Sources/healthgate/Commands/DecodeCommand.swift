@@ -44,17 +44,15 @@ struct DecodeHeartRateCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
-            let payload = try Self.parseHex(hex)
-            let m: HeartRateMeasurement
-            do { m = try HeartRateMeasurement.decode(bytes: payload) } catch {
-                throw CLIFailure("rejected heart-rate payload: \(error)", code: .dataError)
-            }
-            if json {
-                try JSONOutput.emit(m.jsonObject)
-            } else {
-                print(Self.describe(m))
-            }
+        let payload = try Self.parseHex(hex)
+        let m: HeartRateMeasurement
+        do { m = try HeartRateMeasurement.decode(bytes: payload) } catch {
+            throw CLIFailure("rejected heart-rate payload: \(error)", code: .dataError)
+        }
+        if json {
+            try JSONOutput.emit(m.jsonObject)
+        } else {
+            print(Self.describe(m))
         }
     }
 

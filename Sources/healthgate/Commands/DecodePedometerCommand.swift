@@ -35,30 +35,28 @@ struct DecodePedometerCommand: ParsableCommand {
     @OptionGroup var serialConfig: SerialConfigOption
 
     func run() throws {
-        try reporting {
-            let profiles = try serialConfig.load().allProfiles
-            let fmt = try LineFormat(parsing: format, profiles: profiles)
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
-            guard trimmed.utf8.count <= LineFramer.defaultMaxLineBytes else {
-                throw CLIFailure("not a pedometer line: \(LineRejection.tooLong(bytes: trimmed.utf8.count))", code: .dataError)
-            }
-            switch LineParser.parse(trimmed, format: fmt, receivedAt: Date()) {
-            case .failure(let why):
-                throw CLIFailure("not a pedometer line: \(why)", code: .dataError)
-            case .success(let r):
-                if json {
-                    try JSONOutput.emit(r.jsonObject)
-                } else {
-                    var parts: [String] = []
-                    if let s = r.steps { parts.append("steps \(s) (cumulative)") }
-                    if let d = r.deltaSteps { parts.append("dsteps \(d) (delta)") }
-                    if let t = r.deviceTime { parts.append("t \(t)") }
-                    if let s = r.seq { parts.append("seq \(s)") }
-                    if let b = r.boot { parts.append("boot \(b)") }
-                    if let t0 = r.deltaStart { parts.append("t0 \(t0)") }
-                    if let t1 = r.deltaEnd { parts.append("t1 \(t1)") }
-                    print(parts.joined(separator: ", "))
-                }
+        let profiles = try serialConfig.load().allProfiles
+        let fmt = try LineFormat(parsing: format, profiles: profiles)
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
+        guard trimmed.utf8.count <= LineFramer.defaultMaxLineBytes else {
+            throw CLIFailure("not a pedometer line: \(LineRejection.tooLong(bytes: trimmed.utf8.count))", code: .dataError)
+        }
+        switch LineParser.parse(trimmed, format: fmt, receivedAt: Date()) {
+        case .failure(let why):
+            throw CLIFailure("not a pedometer line: \(why)", code: .dataError)
+        case .success(let r):
+            if json {
+                try JSONOutput.emit(r.jsonObject)
+            } else {
+                var parts: [String] = []
+                if let s = r.steps { parts.append("steps \(s) (cumulative)") }
+                if let d = r.deltaSteps { parts.append("dsteps \(d) (delta)") }
+                if let t = r.deviceTime { parts.append("t \(t)") }
+                if let s = r.seq { parts.append("seq \(s)") }
+                if let b = r.boot { parts.append("boot \(b)") }
+                if let t0 = r.deltaStart { parts.append("t0 \(t0)") }
+                if let t1 = r.deltaEnd { parts.append("t1 \(t1)") }
+                print(parts.joined(separator: ", "))
             }
         }
     }

@@ -31,38 +31,36 @@ struct DeleteCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
-            guard !uuid.isEmpty || !filters.isEmpty else {
-                throw CLIFailure("say what to delete: --uuid U, or --type T and/or other filters (see --help).", code: .usage)
-            }
-            let db = try store.open()
-            var q = try filters.query()
-            if !uuid.isEmpty {
-                q.uuids = try uuid.map { text in
-                    guard let u = UUID(uuidString: text) else {
-                        throw CLIFailure("--uuid '\(text)' is not a UUID.", code: .usage)
-                    }
-                    return u
-                }
-            }
-            let n = try db.count(q)
-            if n == 0 {
-                if json { try JSONOutput.emit(["deleted": 0]) } else { print("no samples match; nothing deleted") }
-                return
-            }
-            if !yes {
-                if Confirm.isTerminal {
-                    guard Confirm.ask("Delete \(n) sample(s)\(filters.type.map { " of \($0)" } ?? "")?") else {
-                        print("nothing deleted")
-                        return
-                    }
-                } else if uuid.isEmpty {
-                    throw CLIFailure("refusing to delete \(n) sample(s) without confirmation: stdin is not a terminal; pass --yes.",
-                                     code: .usage)
-                }
-            }
-            let deleted = try db.delete(matching: q)
-            if json { try JSONOutput.emit(["deleted": deleted]) } else { print("deleted \(deleted) sample(s)") }
+        guard !uuid.isEmpty || !filters.isEmpty else {
+            throw CLIFailure("say what to delete: --uuid U, or --type T and/or other filters (see --help).", code: .usage)
         }
+        let db = try store.open()
+        var q = try filters.query()
+        if !uuid.isEmpty {
+            q.uuids = try uuid.map { text in
+                guard let u = UUID(uuidString: text) else {
+                    throw CLIFailure("--uuid '\(text)' is not a UUID.", code: .usage)
+                }
+                return u
+            }
+        }
+        let n = try db.count(q)
+        if n == 0 {
+            if json { try JSONOutput.emit(["deleted": 0]) } else { print("no samples match; nothing deleted") }
+            return
+        }
+        if !yes {
+            if Confirm.isTerminal {
+                guard Confirm.ask("Delete \(n) sample(s)\(filters.type.map { " of \($0)" } ?? "")?") else {
+                    print("nothing deleted")
+                    return
+                }
+            } else if uuid.isEmpty {
+                throw CLIFailure("refusing to delete \(n) sample(s) without confirmation: stdin is not a terminal; pass --yes.",
+                                 code: .usage)
+            }
+        }
+        let deleted = try db.delete(matching: q)
+        if json { try JSONOutput.emit(["deleted": deleted]) } else { print("deleted \(deleted) sample(s)") }
     }
 }

@@ -54,25 +54,23 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting {
-            let db = try store.open()
-            let logger = demoLogger(quiet: json)
-            let config = IngestConfiguration(batchSize: batchSize, flushInterval: .milliseconds(flushMs))
-            do { try config.validate() } catch { throw CLIFailure("\(error)", code: .usage) }
-            let runtime = try GatewayRuntime(store: db, configuration: config, logger: logger)
-            let sim = try DemoSimulation(straps: devices.straps, rate: devices.rate, pedometers: devices.pedometers)
-            let view = LiveView(tally: CommitTally(runtime.pipeline), enabled: !json)
-            let began = Date()
-            sim.start()
-            let final = try runtime.run(sources: sim.sources, duration: duration > 0 ? .milliseconds(Int(duration * 1000)) : nil,
-                                        statusInterval: .seconds(3600), status: { view.tick($0) })
-            sim.stop()
-            view.finish()
-            let summary = try DemoSummary(store: db, since: began, stats: final, simulation: sim)
-            if json { try JSONOutput.emit(summary.jsonObject) } else { summary.printTable() }
-            if final.abandoned > 0 {
-                throw CLIFailure("\(final.abandoned) samples could not be committed before shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check the database, then retry.", code: .ioError)
-            }
+        let db = try store.open()
+        let logger = demoLogger(quiet: json)
+        let config = IngestConfiguration(batchSize: batchSize, flushInterval: .milliseconds(flushMs))
+        do { try config.validate() } catch { throw CLIFailure("\(error)", code: .usage) }
+        let runtime = try GatewayRuntime(store: db, configuration: config, logger: logger)
+        let sim = try DemoSimulation(straps: devices.straps, rate: devices.rate, pedometers: devices.pedometers)
+        let view = LiveView(tally: CommitTally(runtime.pipeline), enabled: !json)
+        let began = Date()
+        sim.start()
+        let final = try runtime.run(sources: sim.sources, duration: duration > 0 ? .milliseconds(Int(duration * 1000)) : nil,
+                                    statusInterval: .seconds(3600), status: { view.tick($0) })
+        sim.stop()
+        view.finish()
+        let summary = try DemoSummary(store: db, since: began, stats: final, simulation: sim)
+        if json { try JSONOutput.emit(summary.jsonObject) } else { summary.printTable() }
+        if final.abandoned > 0 {
+            throw CLIFailure("\(final.abandoned) samples could not be committed before shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check the database, then retry.", code: .ioError)
         }
     }
 }

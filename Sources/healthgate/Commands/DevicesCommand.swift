@@ -46,20 +46,18 @@ struct DevicesCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            try reporting {
-                let db = try store.openForReading()
-                let devices = try db.devices().filter { $0.kind != .other }
-                if json {
-                    try JSONOutput.emit(devices.map(\.jsonObject))
-                    return
-                }
-                guard !devices.isEmpty else {
-                    Console.note("No devices remembered yet: pair a strap with `healthgate pair ADDRESS` (find it with `healthgate scan`).")
-                    return
-                }
-                Table.print(["NAME", "KIND", "ADDRESS", "LAST SEEN", "LOCATION", "BATTERY", "MODEL"],
-                            devices.map(DevicesCommand.row))
+            let db = try store.openForReading()
+            let devices = try db.devices().filter { $0.kind != .other }
+            if json {
+                try JSONOutput.emit(devices.map(\.jsonObject))
+                return
             }
+            guard !devices.isEmpty else {
+                Console.note("No devices remembered yet: pair a strap with `healthgate pair ADDRESS` (find it with `healthgate scan`).")
+                return
+            }
+            Table.print(["NAME", "KIND", "ADDRESS", "LAST SEEN", "LOCATION", "BATTERY", "MODEL"],
+                        devices.map(DevicesCommand.row))
         }
     }
 
@@ -98,27 +96,25 @@ struct DevicesCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            try reporting {
-                // Looked up read-only first: a missing store is "no such device" (66), not a new file.
-                let lookup = try store.openForReading()
-                guard let found = try lookup.device(matching: device), found.kind != .other,
-                      let local = found.device.localIdentifier else {
-                    throw CLIFailure("no remembered device matches '\(device)'; `healthgate devices` lists them with their names, addresses and aliases.",
-                                     code: .dataError)
-                }
-                let db = try store.open()
-                let done = try db.forgetDevice(localIdentifier: local, stateKeys: PedometerSource.stateKeys(localIdentifier: local))
-                if json {
-                    try JSONOutput.emit([
-                        "device": done.record.jsonObject, "samples": done.samples,
-                        "removedState": done.removedStateKeys, "rowDeleted": done.rowDeleted,
-                    ] as [String: Any])
-                    return
-                }
-                let name = done.record.alias ?? done.record.device.name ?? local
-                let state = done.removedStateKeys.isEmpty ? "" : " and its persisted state (\(done.removedStateKeys.joined(separator: ", ")))"
-                print("Forgot \(name) (\(done.record.kind.rawValue) \(done.record.address ?? local)): removed from the device registry\(state); its \(done.samples) sample\(done.samples == 1 ? "" : "s") stay in the store.")
+            // Looked up read-only first: a missing store is "no such device" (66), not a new file.
+            let lookup = try store.openForReading()
+            guard let found = try lookup.device(matching: device), found.kind != .other,
+                  let local = found.device.localIdentifier else {
+                throw CLIFailure("no remembered device matches '\(device)'; `healthgate devices` lists them with their names, addresses and aliases.",
+                                 code: .dataError)
             }
+            let db = try store.open()
+            let done = try db.forgetDevice(localIdentifier: local, stateKeys: PedometerSource.stateKeys(localIdentifier: local))
+            if json {
+                try JSONOutput.emit([
+                    "device": done.record.jsonObject, "samples": done.samples,
+                    "removedState": done.removedStateKeys, "rowDeleted": done.rowDeleted,
+                ] as [String: Any])
+                return
+            }
+            let name = done.record.alias ?? done.record.device.name ?? local
+            let state = done.removedStateKeys.isEmpty ? "" : " and its persisted state (\(done.removedStateKeys.joined(separator: ", ")))"
+            print("Forgot \(name) (\(done.record.kind.rawValue) \(done.record.address ?? local)): removed from the device registry\(state); its \(done.samples) sample\(done.samples == 1 ? "" : "s") stay in the store.")
         }
     }
 

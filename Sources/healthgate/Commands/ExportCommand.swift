@@ -36,29 +36,27 @@ struct ExportCommand: ParsableCommand {
     var output: String?
 
     func run() throws {
-        try reporting {
-            let q = try filters.query()
-            var unit: HealthUnit?
-            if let text = self.unit {
-                guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
-                unit = try InputValues.unit(text, for: type)
+        let q = try filters.query()
+        var unit: HealthUnit?
+        if let text = self.unit {
+            guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
+            unit = try InputValues.unit(text, for: type)
+        }
+        let samples = try store.openForReading().samples(q)
+        var out = ""
+        if format == .csv { out += SampleCSV.header + "\n" }
+        for s in samples {
+            let u = unit ?? s.type.canonicalUnit
+            switch format {
+            case .jsonl: out += try JSONOutput.string(try SampleJSON.object(s, unit: u)) + "\n"
+            case .csv: out += try SampleCSV.row(s, unit: u) { try JSONOutput.string($0) } + "\n"
             }
-            let samples = try store.openForReading().samples(q)
-            var out = ""
-            if format == .csv { out += SampleCSV.header + "\n" }
-            for s in samples {
-                let u = unit ?? s.type.canonicalUnit
-                switch format {
-                case .jsonl: out += try JSONOutput.string(try SampleJSON.object(s, unit: u)) + "\n"
-                case .csv: out += try SampleCSV.row(s, unit: u) { try JSONOutput.string($0) } + "\n"
-                }
-            }
-            if let output {
-                try FileAccess.write(Array(out.utf8), to: output, what: "the export file")
-                Console.note("exported \(samples.count) sample(s) to \(output)")
-            } else {
-                try FileAccess.writeAll(STDOUT_FILENO, Array(out.utf8), path: "standard output", what: "the export to")
-            }
+        }
+        if let output {
+            try FileAccess.write(Array(out.utf8), to: output, what: "the export file")
+            Console.note("exported \(samples.count) sample(s) to \(output)")
+        } else {
+            try FileAccess.writeAll(STDOUT_FILENO, Array(out.utf8), path: "standard output", what: "the export to")
         }
     }
 }

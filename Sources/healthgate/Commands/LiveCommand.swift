@@ -56,34 +56,32 @@ struct LiveCommand: ParsableCommand {
     @OptionGroup var store: StoreLocation
 
     func run() throws {
-        try reporting {
-            if let owner = DaemonLock.owner(ofDatabase: store.path) {
-                try followDaemon(pid: owner.pid, straps: owner.straps)
-                return
-            }
-            let adapter = try connect.adapterOption.resolve()
-            let db = try store.open()
-            let targets = try StrapTarget.resolve(all: straps, store: db, addressType: connect.addressType)
+        if let owner = DaemonLock.owner(ofDatabase: store.path) {
+            try followDaemon(pid: owner.pid, straps: owner.straps)
+            return
+        }
+        let adapter = try connect.adapterOption.resolve()
+        let db = try store.open()
+        let targets = try StrapTarget.resolve(all: straps, store: db, addressType: connect.addressType)
 
-            let (json, chosen) = (self.json, targets)
-            if !json {
-                Output.note("Connecting to \(targets.map(\.description).joined(separator: ", ")); Ctrl-C to stop.")
-            }
-            let session = try StrapSession(
-                straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
-                store: noStore ? nil : db, maxNotifications: limits.count, logger: quietLogger()
-            ) { event in
-                if json { Output.json(event.jsonObject(straps: chosen)) } else { Self.show(event, chosen) }
-            }
-            let summary = try session.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
-            if json {
-                Output.json(summary.jsonObject(straps: targets))
-            } else {
-                Self.show(summary, targets, stored: !noStore)
-            }
-            if summary.unsaved > 0 {
-                throw CLIFailure("\(summary.unsaved) samples could not be saved because the store kept failing: check the disk and `--db`, then record again.", code: .ioError)
-            }
+        let (json, chosen) = (self.json, targets)
+        if !json {
+            Output.note("Connecting to \(targets.map(\.description).joined(separator: ", ")); Ctrl-C to stop.")
+        }
+        let session = try StrapSession(
+            straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
+            store: noStore ? nil : db, maxNotifications: limits.count, logger: quietLogger()
+        ) { event in
+            if json { Output.json(event.jsonObject(straps: chosen)) } else { Self.show(event, chosen) }
+        }
+        let summary = try session.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
+        if json {
+            Output.json(summary.jsonObject(straps: targets))
+        } else {
+            Self.show(summary, targets, stored: !noStore)
+        }
+        if summary.unsaved > 0 {
+            throw CLIFailure("\(summary.unsaved) samples could not be saved because the store kept failing: check the disk and `--db`, then record again.", code: .ioError)
         }
     }
 

@@ -27,24 +27,22 @@ struct MigrateCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
-            var before: Int?
-            do { before = try HealthStore(path: store.path, mode: .readOnly).schemaVersion } catch let e as StoreError {
-                if case .needsMigration(_, let found, _) = e { before = found }   // anything else: open() says it
-            }
-            let existed = before != nil
-            let db = try store.open()
-            let after = try db.schemaVersion
-            if json {
-                try JSONOutput.emit(["path": store.path, "from": before.map { $0 as Any } ?? NSNull(), "to": after,
-                                 "created": !existed] as [String: Any])
-            } else if !existed {
-                print("Created the health store \(store.path) at schema version \(after).")
-            } else if let before, before == after {
-                print("The health store \(store.path) is already at schema version \(after); nothing to do.")
-            } else {
-                print("Upgraded the health store \(store.path) to schema version \(after).")
-            }
+        var before: Int?
+        do { before = try HealthStore(path: store.path, mode: .readOnly).schemaVersion } catch let e as StoreError {
+            if case .needsMigration(_, let found, _) = e { before = found }   // anything else: open() says it
+        }
+        let existed = before != nil
+        let db = try store.open()
+        let after = try db.schemaVersion
+        if json {
+            try JSONOutput.emit(["path": store.path, "from": before.map { $0 as Any } ?? NSNull(), "to": after,
+                             "created": !existed] as [String: Any])
+        } else if !existed {
+            print("Created the health store \(store.path) at schema version \(after).")
+        } else if let before, before == after {
+            print("The health store \(store.path) is already at schema version \(after); nothing to do.")
+        } else {
+            print("Upgraded the health store \(store.path) to schema version \(after).")
         }
     }
 }

@@ -55,36 +55,34 @@ struct PairCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reporting {
-            let adapter = try connect.adapterOption.resolve()
-            let db = try store.open()
-            let target = try StrapTarget.resolve(address, store: db, addressType: connect.addressType)
-            let stop = StopSignal()
-            let trap = SignalTrap(raising: stop)
-            defer { trap.cancel() }
-            let connector = kernelConnector(adapter: adapter, security: bond ? .medium : .low, timeout: connect.oneShotTimeout)
-            let r = try await Pairing.pair(target, connector: connector, alias: name, store: db, stop: stop)
-            let info = r.info
-            if json {
-                try JSONOutput.emit(r.jsonObject)
-                return
-            }
-            print("Connected to \(target.address) (\(target.addressType.rawValue)): \(r.device.name ?? "unnamed strap")")
-            func row(_ k: String, _ v: String?) { if let v { print("  " + column(k, 15) + v) } }
-            row("manufacturer", info.manufacturer)
-            row("model", info.model)
-            row("hardware", info.hardwareRevision)
-            row("firmware", info.firmwareRevision)
-            row("software", info.softwareRevision)
-            row("location", info.sensorLocation.map { l in
-                info.sensorLocationRaw.map { $0 > 6 ? "other (reserved value \($0))" : l.name } ?? l.name })
-            row("battery", info.battery.map { "\($0)%" })
-            row("control point", info.hasControlPoint ? "yes (energy can be reset)" : "no")
-            if let s = r.security {
-                row("security", (SecurityLevel(rawValue: s.level)?.description ?? "level \(s.level)") + (s.keySize > 0 ? ", key size \(s.keySize)" : ""))
-            }
-            let handle = r.alias ?? target.address.description
-            print("Remembered as \"\(r.alias ?? r.device.name ?? target.address.description)\"; `healthgate live \(handle)` streams it.")
+        let adapter = try connect.adapterOption.resolve()
+        let db = try store.open()
+        let target = try StrapTarget.resolve(address, store: db, addressType: connect.addressType)
+        let stop = StopSignal()
+        let trap = SignalTrap(raising: stop)
+        defer { trap.cancel() }
+        let connector = kernelConnector(adapter: adapter, security: bond ? .medium : .low, timeout: connect.oneShotTimeout)
+        let r = try await Pairing.pair(target, connector: connector, alias: name, store: db, stop: stop)
+        let info = r.info
+        if json {
+            try JSONOutput.emit(r.jsonObject)
+            return
         }
+        print("Connected to \(target.address) (\(target.addressType.rawValue)): \(r.device.name ?? "unnamed strap")")
+        func row(_ k: String, _ v: String?) { if let v { print("  " + column(k, 15) + v) } }
+        row("manufacturer", info.manufacturer)
+        row("model", info.model)
+        row("hardware", info.hardwareRevision)
+        row("firmware", info.firmwareRevision)
+        row("software", info.softwareRevision)
+        row("location", info.sensorLocation.map { l in
+            info.sensorLocationRaw.map { $0 > 6 ? "other (reserved value \($0))" : l.name } ?? l.name })
+        row("battery", info.battery.map { "\($0)%" })
+        row("control point", info.hasControlPoint ? "yes (energy can be reset)" : "no")
+        if let s = r.security {
+            row("security", (SecurityLevel(rawValue: s.level)?.description ?? "level \(s.level)") + (s.keySize > 0 ? ", key size \(s.keySize)" : ""))
+        }
+        let handle = r.alias ?? target.address.description
+        print("Remembered as \"\(r.alias ?? r.device.name ?? target.address.description)\"; `healthgate live \(handle)` streams it.")
     }
 }

@@ -37,24 +37,22 @@ struct RecordCommand: ParsableCommand {
     @OptionGroup var store: StoreLocation
 
     func run() throws {
-        try reporting {
-            let adapter = try connect.adapterOption.resolve()
-            // Read-only: it only looks the name up (a missing store stays missing).
-            let target = try StrapTarget.resolve(strap, storeAt: store.path, addressType: connect.addressType)
-            let writer = try CaptureFileWriter(path: out, overwrite: overwrite)
-            Output.note("Recording \(target) to \(out); Ctrl-C to stop.")
-            let started = Date()
-            let recording = try StrapRecording(straps: [.kernel(target, adapter: adapter, timeout: connect.attemptTimeout)],
-                                               writer: writer, maxNotifications: limits.count, logger: quietLogger()) { event in
-                switch event {
-                case .connected(_, let c): Output.note(c.number == 1 ? "Connected to \(target)." : "Reconnected to \(target) (connection \(c.number)).")
-                case .disconnected(_, let reason): Output.note("\(target) disconnected (\(reason)); reconnecting…")
-                case .connectFailed(_, let reason, let pause): Output.note("Could not connect to \(target): \(reason) Retrying in \(formatSeconds(pause)).")
-                default: break
-                }
+        let adapter = try connect.adapterOption.resolve()
+        // Read-only: it only looks the name up (a missing store stays missing).
+        let target = try StrapTarget.resolve(strap, storeAt: store.path, addressType: connect.addressType)
+        let writer = try CaptureFileWriter(path: out, overwrite: overwrite)
+        Output.note("Recording \(target) to \(out); Ctrl-C to stop.")
+        let started = Date()
+        let recording = try StrapRecording(straps: [.kernel(target, adapter: adapter, timeout: connect.attemptTimeout)],
+                                           writer: writer, maxNotifications: limits.count, logger: quietLogger()) { event in
+            switch event {
+            case .connected(_, let c): Output.note(c.number == 1 ? "Connected to \(target)." : "Reconnected to \(target) (connection \(c.number)).")
+            case .disconnected(_, let reason): Output.note("\(target) disconnected (\(reason)); reconnecting…")
+            case .connectFailed(_, let reason, let pause): Output.note("Could not connect to \(target): \(reason) Retrying in \(formatSeconds(pause)).")
+            default: break
             }
-            let n = try recording.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
-            Output.note("Recorded \(n) notifications in \(formatSeconds(Date().timeIntervalSince(started).rounded())) to \(out).")
         }
+        let n = try recording.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
+        Output.note("Recorded \(n) notifications in \(formatSeconds(Date().timeIntervalSince(started).rounded())) to \(out).")
     }
 }

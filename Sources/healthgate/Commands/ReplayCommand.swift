@@ -44,18 +44,16 @@ struct ReplayCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting {
-            let reader: CaptureReader
-            do { reader = try CaptureReader(path: file) } catch {
-                let missing = !FileManager.default.fileExists(atPath: file)
-                throw CLIFailure("cannot replay \(file): \(error)", code: missing ? .noInput : .dataError)
-            }
-            let db = try store.open()
-            let r = try ReplaySummary.replay(file: file, reader: reader, into: db, speed: max ? nil : speed, logger: demoLogger(quiet: true))
-            if json { try JSONOutput.emit(r.jsonObject); return }
-            print("replayed \(r.records) records from \(file) in \(String(format: "%.2f", r.seconds)) s")
-            print("  \(r.stats.committed) samples committed in \(r.stats.batches) transactions (\(String(format: "%.0f", r.samplesPerSecond)) samples/s), \(r.stats.dropped) dropped")
-            print("  skipped: \(r.skippedNotifications) notifications without a heart rate, \(r.rejectedLines) rejected serial lines, \(r.truncatedTail) cut-off last line(s)")
+        let reader: CaptureReader
+        do { reader = try CaptureReader(path: file) } catch {
+            let missing = !FileManager.default.fileExists(atPath: file)
+            throw CLIFailure("cannot replay \(file): \(error)", code: missing ? .noInput : .dataError)
         }
+        let db = try store.open()
+        let r = try ReplaySummary.replay(file: file, reader: reader, into: db, speed: max ? nil : speed, logger: demoLogger(quiet: true))
+        if json { try JSONOutput.emit(r.jsonObject); return }
+        print("replayed \(r.records) records from \(file) in \(String(format: "%.2f", r.seconds)) s")
+        print("  \(r.stats.committed) samples committed in \(r.stats.batches) transactions (\(String(format: "%.0f", r.samplesPerSecond)) samples/s), \(r.stats.dropped) dropped")
+        print("  skipped: \(r.skippedNotifications) notifications without a heart rate, \(r.rejectedLines) rejected serial lines, \(r.truncatedTail) cut-off last line(s)")
     }
 }

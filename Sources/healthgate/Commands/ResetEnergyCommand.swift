@@ -27,18 +27,16 @@ struct ResetEnergyCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreLocation
 
     func run() async throws {
-        try await reporting {
-            let adapter = try connect.adapterOption.resolve()
-            // Read-only: it only looks the name up (a missing store stays missing).
-            let target = try StrapTarget.resolve(strap, storeAt: store.path, addressType: connect.addressType)
-            let stop = StopSignal()
-            let trap = SignalTrap(raising: stop)
-            defer { trap.cancel() }
-            let connector = kernelConnector(adapter: adapter, timeout: connect.oneShotTimeout)
-            let connection = try await StrapConnection.connect(target, connector: connector, stop: stop)
-            defer { connection.close() }
-            try await connection.resetEnergyExpended()
-            print("Energy expended on \(target) was reset to 0 kJ.")
-        }
+        let adapter = try connect.adapterOption.resolve()
+        // Read-only: it only looks the name up (a missing store stays missing).
+        let target = try StrapTarget.resolve(strap, storeAt: store.path, addressType: connect.addressType)
+        let stop = StopSignal()
+        let trap = SignalTrap(raising: stop)
+        defer { trap.cancel() }
+        let connector = kernelConnector(adapter: adapter, timeout: connect.oneShotTimeout)
+        let connection = try await StrapConnection.connect(target, connector: connector, stop: stop)
+        defer { connection.close() }
+        try await connection.resetEnergyExpended()
+        print("Energy expended on \(target) was reset to 0 kJ.")
     }
 }

@@ -55,29 +55,27 @@ struct RunCommand: ParsableCommand {
     var adapter: String?
 
     func run() throws {
-        try reporting {
-            let cfg: GatewayConfig
-            do { cfg = try GatewayConfig.load(path: config) } catch {
-                throw CLIFailure("configuration error: \(error)", code: .config)
-            }
-            var logger = Logger(label: "healthgate", factory: JournalLogHandler.bootstrap)
-            logger.logLevel = ProcessInfo.processInfo.environment["HEALTHGATE_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-            // --db (or $HEALTHGATE_DB) wins over the file.
-            let path = DefaultPaths.database(given: store.db, configured: cfg.databasePath)
-            let db = WritingStores.opened(try HealthStore(path: path))
-            // Tells `live` (and a second `run`) that this process owns the straps and the store;
-            // the kernel releases it when the process ends, however it ends.
-            let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))
-            defer { withExtendedLifetime(daemonLock) {} }
-            let adapterChoice = try adapter.map { name -> Adapter in
-                do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }
-            }
-            let daemon = try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger)
-            logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
-            let final = try daemon.run()
-            if final.abandoned > 0 {
-                throw CLIFailure("\(final.abandoned) samples could not be committed at shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check \(path).", code: .ioError)
-            }
+        let cfg: GatewayConfig
+        do { cfg = try GatewayConfig.load(path: config) } catch {
+            throw CLIFailure("configuration error: \(error)", code: .config)
+        }
+        var logger = Logger(label: "healthgate", factory: JournalLogHandler.bootstrap)
+        logger.logLevel = ProcessInfo.processInfo.environment["HEALTHGATE_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        // --db (or $HEALTHGATE_DB) wins over the file.
+        let path = DefaultPaths.database(given: store.db, configured: cfg.databasePath)
+        let db = WritingStores.opened(try HealthStore(path: path))
+        // Tells `live` (and a second `run`) that this process owns the straps and the store;
+        // the kernel releases it when the process ends, however it ends.
+        let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))
+        defer { withExtendedLifetime(daemonLock) {} }
+        let adapterChoice = try adapter.map { name -> Adapter in
+            do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }
+        }
+        let daemon = try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger)
+        logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
+        let final = try daemon.run()
+        if final.abandoned > 0 {
+            throw CLIFailure("\(final.abandoned) samples could not be committed at shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check \(path).", code: .ioError)
         }
     }
 }

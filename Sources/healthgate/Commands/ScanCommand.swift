@@ -50,41 +50,39 @@ struct ScanCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting {
-            let adapter = try adapterOption.resolve()
-            let stop = StopSignal()
-            let trap = SignalTrap(raising: stop)
-            defer { trap.cancel() }
-            let scanner = try HCIScanner(adapter: adapter)
-            var table = ScanResults()
-            let live = !json && stdoutIsTerminal
-            var drawnLines = 0
-            var lastDraw = 0.0
-            try scanner.scan(for: timeout, until: stop) { report in
-                guard let change = table.add(report, at: Date()) else { return }
-                let device = table.devices[change.index]
-                guard all || device.data.isHeartRateSensor() else { return }
-                if json { return }
-                if live {
-                    let now = SystemCall.monotonicSeconds()
-                    guard change.isNew || now - lastDraw > 0.25 else { return }
-                    lastDraw = now
-                    drawnLines = redraw(table.rows(all: all), over: drawnLines)
-                } else if change.becameVisible(all: all) {
-                    emitLine(ScanTable.line(device))
-                }
+        let adapter = try adapterOption.resolve()
+        let stop = StopSignal()
+        let trap = SignalTrap(raising: stop)
+        defer { trap.cancel() }
+        let scanner = try HCIScanner(adapter: adapter)
+        var table = ScanResults()
+        let live = !json && stdoutIsTerminal
+        var drawnLines = 0
+        var lastDraw = 0.0
+        try scanner.scan(for: timeout, until: stop) { report in
+            guard let change = table.add(report, at: Date()) else { return }
+            let device = table.devices[change.index]
+            guard all || device.data.isHeartRateSensor() else { return }
+            if json { return }
+            if live {
+                let now = SystemCall.monotonicSeconds()
+                guard change.isNew || now - lastDraw > 0.25 else { return }
+                lastDraw = now
+                drawnLines = redraw(table.rows(all: all), over: drawnLines)
+            } else if change.becameVisible(all: all) {
+                emitLine(ScanTable.line(device))
             }
-            let rows = table.rows(all: all)
-            markRememberedSeen(rows)
-            if json {
-                for d in rows { try JSONOutput.emit(d.jsonObject) }
-            } else if live {
-                _ = redraw(rows, over: drawnLines)
-            }
-            if rows.isEmpty {
-                let what = all ? "No Bluetooth LE device" : "No heart-rate strap"
-                throw CLIFailure("\(what) was heard on \(adapter.name) within \(stop.isRaised ? "the scan" : "\(formatSeconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
-            }
+        }
+        let rows = table.rows(all: all)
+        markRememberedSeen(rows)
+        if json {
+            for d in rows { try JSONOutput.emit(d.jsonObject) }
+        } else if live {
+            _ = redraw(rows, over: drawnLines)
+        }
+        if rows.isEmpty {
+            let what = all ? "No Bluetooth LE device" : "No heart-rate strap"
+            throw CLIFailure("\(what) was heard on \(adapter.name) within \(stop.isRaised ? "the scan" : "\(formatSeconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
         }
     }
 

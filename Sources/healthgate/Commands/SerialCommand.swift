@@ -36,37 +36,33 @@ struct SerialListCommand: ParsableCommand {
     @Flag(help: "Include virtual terminals (tty0…tty63, console, ptmx).")
     var all = false
 
-    @OptionGroup var match: PedometerMatchOption
-
-    @OptionGroup var serialConfig: SerialConfigOption
+    @OptionGroup var pedometers: PedometerRuleOptions
 
     func run() throws {
-        try reporting {
-            let rules = try serialConfig.load().pedometerRules(matches: match.matches)
-            let udev = try Udev()
-            if !udev.daemonIsRunning {
-                Console.note("note: no udev daemon runs: USB ids are read from sysfs; tags and by-id links are unavailable")
-            }
-            let devices = try udev.ttyDevices().filter { all || $0.hasHardware }
-            if json {
-                try JSONOutput.emit(devices.map { $0.jsonObject(matchedBy: rules.firstMatch($0)?.summary) })
-                return
-            }
-            if devices.isEmpty {
-                print("No serial devices\(all ? "" : " (add --all to include virtual terminals)").")
-                return
-            }
-            print(column("DEVICE", 16) + column("VID:PID", 11) + column("SERIAL", 18) + column("DRIVER", 12)
-                  + column("PEDOMETER", 26) + "BY-ID")
-            for d in devices {
-                let ids = d.vendorID.map { "\($0):\(d.modelID ?? "????")" } ?? "-"
-                let matched = rules.firstMatch(d).map { "yes (\($0.summary))" } ?? "no"
-                print(column(d.devnode ?? d.sysname, 16) + column(ids, 11) + column(d.serialShort ?? "-", 18)
-                      + column(d.driver ?? "-", 12) + column(matched, 26) + (d.byIDPath ?? "-"))
-            }
-            if rules.isEmpty {
-                Console.note("note: no pedometer rules (--match, or match = [...] / [[pedometer]] in \(serialConfig.path)): no device counts as a pedometer")
-            }
+        let rules = try pedometers.rules()
+        let udev = try Udev()
+        if !udev.daemonIsRunning {
+            Console.note("note: no udev daemon runs: USB ids are read from sysfs; tags and by-id links are unavailable")
+        }
+        let devices = try udev.ttyDevices().filter { all || $0.hasHardware }
+        if json {
+            try JSONOutput.emit(devices.map { $0.jsonObject(matchedBy: rules.firstMatch($0)?.summary) })
+            return
+        }
+        if devices.isEmpty {
+            print("No serial devices\(all ? "" : " (add --all to include virtual terminals)").")
+            return
+        }
+        print(column("DEVICE", 16) + column("VID:PID", 11) + column("SERIAL", 18) + column("DRIVER", 12)
+              + column("PEDOMETER", 26) + "BY-ID")
+        for d in devices {
+            let ids = d.vendorID.map { "\($0):\(d.modelID ?? "????")" } ?? "-"
+            let matched = rules.firstMatch(d).map { "yes (\($0.summary))" } ?? "no"
+            print(column(d.devnode ?? d.sysname, 16) + column(ids, 11) + column(d.serialShort ?? "-", 18)
+                  + column(d.driver ?? "-", 12) + column(matched, 26) + (d.byIDPath ?? "-"))
+        }
+        if rules.isEmpty {
+            Console.note("note: no pedometer rules (--match, or match = [...] / [[pedometer]] in \(pedometers.file.path)): no device counts as a pedometer")
         }
     }
 }

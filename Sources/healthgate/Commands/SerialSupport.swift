@@ -9,12 +9,21 @@ import Udev
 
 // Shared plumbing of the serial pedometer commands (serial list, serial watch, decode pedometer).
 
-/// `--match RULE` (repeatable): pedometer match rules in addition to the configuration file's.
-struct PedometerMatchOption: ParsableArguments {
+/// The pedometer rules of `serial list` and `serial watch`: the configuration file's
+/// (`--config`) and `--match RULE` (repeatable) in addition.
+struct PedometerRuleOptions: ParsableArguments {
     @Option(name: .customLong("match"), help: ArgumentHelp(
         "A pedometer match rule, in addition to the configuration file's (repeatable; serial watch: with --auto).",
         valueName: "vid:pid|serial:S|tag:T|by-id:PATH"))
     var matches: [String] = []
+
+    @OptionGroup var file: SerialConfigOption
+
+    /// The rules: `device` alone when given (with `overrides`), else the file's and `--match`'s.
+    /// - Throws: ``CLIFailure`` (78) for a bad file; a bad `--match` is a usage error.
+    func rules(device: String? = nil, overrides: PedometerOverrides = PedometerOverrides()) throws -> [GatewayConfig.Pedometer] {
+        try file.load().pedometerRules(device: device, matches: matches, overrides: overrides)
+    }
 }
 
 /// `--config PATH`: the configuration file the serial commands read (match rules, vendor

@@ -44,8 +44,6 @@ struct SerialWatchCommand: ParsableCommand {
     @Flag(help: "Wait for matching pedometers (udev) instead of naming one.")
     var auto = false
 
-    @OptionGroup var match: PedometerMatchOption
-
     @Option(help: "Baud rate (8N1; default 115200).")
     var baud: Int?
 
@@ -74,33 +72,31 @@ struct SerialWatchCommand: ParsableCommand {
     var json = false
 
     @OptionGroup var store: StoreLocation
-    @OptionGroup var serialConfig: SerialConfigOption
+    @OptionGroup var pedometers: PedometerRuleOptions
 
     func validate() throws {
         if auto == (device != nil) { throw ValidationError("name a DEVICE or pass --auto (not both)") }
-        if !match.matches.isEmpty && !auto { throw ValidationError("--match goes with --auto") }
+        if !pedometers.matches.isEmpty && !auto { throw ValidationError("--match goes with --auto") }
         if let b = counterBits, ![16, 24, 32].contains(b) { throw ValidationError("--counter-bits must be 16, 24 or 32") }
         if let f = flowControl, FlowControl(rawValue: f) == nil { throw ValidationError("--flow-control must be none, rtscts or xonxoff") }
         if let b = baud, !(50...4_000_000).contains(b) { throw ValidationError("--baud must be between 50 and 4000000") }
     }
 
     func run() throws {
-        try reporting {
-            let overrides = PedometerOverrides(baud: baud, flowControl: flowControl.flatMap(FlowControl.init(rawValue:)), format: format,
-                                               counterBits: counterBits, trustDeviceTime: deviceTime.map { $0 == .trust }, id: id)
-            let rules = try serialConfig.load().pedometerRules(device: auto ? nil : device ?? "", matches: match.matches, overrides: overrides)
-            guard !rules.isEmpty else {
-                throw CLIFailure("--auto needs at least one pedometer rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(serialConfig.path)): HealthGate never reads every tty", code: .config)
-            }
-            let db = noStore ? nil : try store.open()
-            var logger = Logger(label: "healthgate") { StreamLogHandler.standardError(label: $0) }
-            logger.logLevel = .critical   // everything worth saying is printed from the events
-            let printer = SerialWatchPrinter(json: json, auto: auto, reopen: reopen, storing: db != nil)
-            let session = try PedometerWatchSession(store: db, logger: logger) { printer.show($0, rules: rules) }
-            let outcome = auto ? try session.run(rules: rules) : try session.run(device: rules[0], reopen: reopen)
-            if !outcome.everythingStored {
-                throw CLIFailure("some step samples could not be stored (see the messages above): check that \(store.path) is writable and the disk is not full, then run again; the device's counter resumes from the last stored state", code: .ioError)
-            }
+        let overrides = PedometerOverrides(baud: baud, flowControl: flowControl.flatMap(FlowControl.init(rawValue:)), format: format,
+                                           counterBits: counterBits, trustDeviceTime: deviceTime.map { $0 == .trust }, id: id)
+        let rules = try pedometers.rules(device: auto ? nil : device ?? "", overrides: overrides)
+        guard !rules.isEmpty else {
+            throw CLIFailure("--auto needs at least one pedometer rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(pedometers.file.path)): HealthGate never reads every tty", code: .config)
+        }
+        let db = noStore ? nil : try store.open()
+        var logger = Logger(label: "healthgate") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .critical   // everything worth saying is printed from the events
+        let printer = SerialWatchPrinter(json: json, auto: auto, reopen: reopen, storing: db != nil)
+        let session = try PedometerWatchSession(store: db, logger: logger) { printer.show($0, rules: rules) }
+        let outcome = auto ? try session.run(rules: rules) : try session.run(device: rules[0], reopen: reopen)
+        if !outcome.everythingStored {
+            throw CLIFailure("some step samples could not be stored (see the messages above): check that \(store.path) is writable and the disk is not full, then run again; the device's counter resumes from the last stored state", code: .ioError)
         }
     }
 }

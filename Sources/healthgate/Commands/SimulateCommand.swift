@@ -71,56 +71,54 @@ struct SimulateCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting {
-            let directory = dir ?? Self.defaultDirectory()
-            let configPath = configOut ?? (directory as NSString).appendingPathComponent("healthgate.toml")
-            try FileAccess.createDirectory(directory, what: "the simulation directory")
-            let load: SimulatedLoad
-            do {
-                load = try SimulatedLoad(directory: directory, straps: devices.straps, rate: devices.rate, pedometers: devices.pedometers,
-                                         pedometerInterval: .milliseconds(pedometerIntervalMs))
-            } catch {
-                if let f = FileAccess.failure(error, .createDirectory, path: directory, what: "the simulation directory") { throw f }
-                throw CLIFailure("cannot set up the simulated devices in \(directory) (\(error)): give a writable --dir with a short path.", code: .ioError)
-            }
-            do {
-                try FileAccess.write(Array(load.configuration(flushIntervalMs: flushMs).utf8), to: configPath, what: "the configuration")
-            } catch {
-                load.stop()
-                throw error
-            }
-
-            // SIGINT/SIGTERM end the simulation (the one signal trap and stop); the thread waits.
-            let stop = StopSignal()
-            let trap = SignalTrap(raising: stop)
-            defer { trap.cancel() }
-
-            load.start()
-            if json {
-                try JSONOutput.emit([
-                    "config": configPath,
-                    "directory": directory,
-                    "rate": devices.rate,
-                    "straps": load.straps.map { ["name": $0.name, "socket": $0.socketPath] },
-                    "pedometers": load.pedometers.map { ["name": $0.name, "path": $0.path] },
-                ] as [String: Any])
-            } else {
-                emitLine("Simulating \(devices.straps) strap(s) at \(devices.rate) Hz on Unix sockets in \(directory) and \(devices.pedometers) pedometer(s) on ptys.")
-                for s in load.straps { emitLine("  \(column(s.name, 18))\(s.socketPath)") }
-                for p in load.pedometers { emitLine("  \(column(p.name, 18))\(p.path)") }
-                emitLine("Configuration for the daemon: \(configPath)")
-                emitLine("In another terminal:  healthgate run --config \(configPath) --db /tmp/sim.sqlite")
-                emitLine("Ctrl-C stops the simulation.")
-            }
-            // A status line every 10 s on stderr: what the daemon is being fed.
-            while !stop.sleep(.seconds(10)) {
-                if !json {
-                    FileHandle.standardError.write(Data("simulate: \(load.totalSent) notifications sent, \(load.subscribedStraps) of \(devices.straps) strap(s) subscribed\n".utf8))
-                }
-            }
-            load.stop()
-            if !json { emitLine("Stopped after \(load.totalSent) notifications; the sockets are removed.") }
+        let directory = dir ?? Self.defaultDirectory()
+        let configPath = configOut ?? (directory as NSString).appendingPathComponent("healthgate.toml")
+        try FileAccess.createDirectory(directory, what: "the simulation directory")
+        let load: SimulatedLoad
+        do {
+            load = try SimulatedLoad(directory: directory, straps: devices.straps, rate: devices.rate, pedometers: devices.pedometers,
+                                     pedometerInterval: .milliseconds(pedometerIntervalMs))
+        } catch {
+            if let f = FileAccess.failure(error, .createDirectory, path: directory, what: "the simulation directory") { throw f }
+            throw CLIFailure("cannot set up the simulated devices in \(directory) (\(error)): give a writable --dir with a short path.", code: .ioError)
         }
+        do {
+            try FileAccess.write(Array(load.configuration(flushIntervalMs: flushMs).utf8), to: configPath, what: "the configuration")
+        } catch {
+            load.stop()
+            throw error
+        }
+
+        // SIGINT/SIGTERM end the simulation (the one signal trap and stop); the thread waits.
+        let stop = StopSignal()
+        let trap = SignalTrap(raising: stop)
+        defer { trap.cancel() }
+
+        load.start()
+        if json {
+            try JSONOutput.emit([
+                "config": configPath,
+                "directory": directory,
+                "rate": devices.rate,
+                "straps": load.straps.map { ["name": $0.name, "socket": $0.socketPath] },
+                "pedometers": load.pedometers.map { ["name": $0.name, "path": $0.path] },
+            ] as [String: Any])
+        } else {
+            emitLine("Simulating \(devices.straps) strap(s) at \(devices.rate) Hz on Unix sockets in \(directory) and \(devices.pedometers) pedometer(s) on ptys.")
+            for s in load.straps { emitLine("  \(column(s.name, 18))\(s.socketPath)") }
+            for p in load.pedometers { emitLine("  \(column(p.name, 18))\(p.path)") }
+            emitLine("Configuration for the daemon: \(configPath)")
+            emitLine("In another terminal:  healthgate run --config \(configPath) --db /tmp/sim.sqlite")
+            emitLine("Ctrl-C stops the simulation.")
+        }
+        // A status line every 10 s on stderr: what the daemon is being fed.
+        while !stop.sleep(.seconds(10)) {
+            if !json {
+                FileHandle.standardError.write(Data("simulate: \(load.totalSent) notifications sent, \(load.subscribedStraps) of \(devices.straps) strap(s) subscribed\n".utf8))
+            }
+        }
+        load.stop()
+        if !json { emitLine("Stopped after \(load.totalSent) notifications; the sockets are removed.") }
     }
 }
 

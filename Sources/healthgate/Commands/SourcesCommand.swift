@@ -34,22 +34,20 @@ struct SourcesCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            try reporting {
-                let db = try store.openForReading()
-                let list = try db.sources(type: try type.map(InputValues.type))
-                // Each source's devices with sample counts (change-feed helper, issue 7).
-                let devices = try db.devicesBySource(type: try type.map(InputValues.type))
-                if json {
-                    try JSONOutput.emit(list.map { $0.jsonObject(devices: devices[$0.source.identifier] ?? []) })
-                    return
-                }
-                if list.isEmpty { print("no sources yet"); return }
-                Table.print(["RANK", "NAME", "IDENTIFIER", "SAMPLES", "FIRST", "LAST", "DEVICES"], list.map {
-                    [String($0.rank), $0.source.name, $0.source.identifier, String($0.sampleCount),
-                     $0.firstSample.map(ISO8601.string) ?? "-", $0.lastSample.map(ISO8601.string) ?? "-",
-                     SourceDeviceOutput.text(devices[$0.source.identifier] ?? [])]
-                })
+            let db = try store.openForReading()
+            let list = try db.sources(type: try type.map(InputValues.type))
+            // Each source's devices with sample counts (change-feed helper, issue 7).
+            let devices = try db.devicesBySource(type: try type.map(InputValues.type))
+            if json {
+                try JSONOutput.emit(list.map { $0.jsonObject(devices: devices[$0.source.identifier] ?? []) })
+                return
             }
+            if list.isEmpty { print("no sources yet"); return }
+            Table.print(["RANK", "NAME", "IDENTIFIER", "SAMPLES", "FIRST", "LAST", "DEVICES"], list.map {
+                [String($0.rank), $0.source.name, $0.source.identifier, String($0.sampleCount),
+                 $0.firstSample.map(ISO8601.string) ?? "-", $0.lastSample.map(ISO8601.string) ?? "-",
+                 SourceDeviceOutput.text(devices[$0.source.identifier] ?? [])]
+            })
         }
     }
 
@@ -74,12 +72,10 @@ struct SourcesCommand: ParsableCommand {
         }
 
         func run() throws {
-            try reporting {
-                let db = try store.open()
-                try db.setPriority(source: source, rank: rank)
-                let list = try db.sources()
-                Table.print(["RANK", "NAME", "IDENTIFIER"], list.map { [String($0.rank), $0.source.name, $0.source.identifier] })
-            }
+            let db = try store.open()
+            try db.setPriority(source: source, rank: rank)
+            let list = try db.sources()
+            Table.print(["RANK", "NAME", "IDENTIFIER"], list.map { [String($0.rank), $0.source.name, $0.source.identifier] })
         }
     }
 }

@@ -53,22 +53,20 @@ struct WatchCommand: ParsableCommand {
     }
 
     func run() throws {
-        try reporting {
-            let types = try type.map(InputValues.type)
-            let start: ObservationStart = try anchor.map { .anchor(try ChangeAnchor(string: $0)) }
-                ?? (fromStart ? .beginning : .now)
-            let observer = try ChangeObserver.waitingForStore(path: store.path, types: types, start: start, poll: .milliseconds(intervalMs)) {
-                Console.note("watching for the health store at \(store.path) to be created (watch never creates one) — Ctrl-C stops")
-            }
-            observer.interval = .milliseconds(intervalMs)
-            Console.note("watching \(store.path) from anchor \(observer.anchor.map(\.description) ?? "(the beginning)") — Ctrl-C stops")
-            try observer.run(while: { true }) { change in
-                if json {
-                    try JSONOutput.emit(try change.jsonObject())
-                } else {
-                    ChangeOutput.lines(change).forEach { print($0) }
-                    fflush(nil)
-                }
+        let types = try type.map(InputValues.type)
+        let start: ObservationStart = try anchor.map { .anchor(try ChangeAnchor(string: $0)) }
+            ?? (fromStart ? .beginning : .now)
+        let observer = try ChangeObserver.waitingForStore(path: store.path, types: types, start: start, poll: .milliseconds(intervalMs)) {
+            Console.note("watching for the health store at \(store.path) to be created (watch never creates one) — Ctrl-C stops")
+        }
+        observer.interval = .milliseconds(intervalMs)
+        Console.note("watching \(store.path) from anchor \(observer.anchor.map(\.description) ?? "(the beginning)") — Ctrl-C stops")
+        try observer.run(while: { true }) { change in
+            if json {
+                try JSONOutput.emit(try change.jsonObject())
+            } else {
+                ChangeOutput.lines(change).forEach { print($0) }
+                fflush(nil)
             }
         }
     }
