@@ -35,7 +35,7 @@ extension Bench {
         func time(_ i: Int) -> Double { Self.base + Double(i) + Double(i % 1000) / 1000 }
         func rr(_ i: Int) -> UInt16 { UInt16(60 * 1024 / (60 + i % 40)) }
         func uuid(_ i: Int) -> UUID {
-            var rng = SeededWords(state: UInt64(i) &+ 0x5EED)
+            var rng = SplitMix64(seed: UInt64(i) &+ 0x5EED)
             return UUID.timeOrdered(at: Date(timeIntervalSince1970: time(i)), using: &rng)
         }
 
@@ -81,18 +81,6 @@ extension Bench {
                 if block.utf8.count >= 1 << 20 { try out.write(contentsOf: Data(block.utf8)); block.removeAll(keepingCapacity: true) }
             }
             try out.write(contentsOf: Data(block.utf8))
-        }
-    }
-
-    /// A tiny deterministic generator for the workload's UUIDs (reproducible files).
-    struct SeededWords: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 

@@ -1,3 +1,4 @@
+import HealthModel
 import HealthGateTesting
 import HeartRateProfile
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// or refused with a typed error or a listed problem (issue #17: no trap on data from outside).
 @Suite struct HostileAdvertisingTests {
     @Test func randomHCIPacketsParseOrAreRefused() {
-        var g = SeededGenerator(seed: 0x48_43_49)
+        var g = SplitMix64(seed: 0x48_43_49)
         var parsed = 0, refused = 0
         for _ in 0..<5000 {
             // An LE Meta event header with a legacy or extended subevent and a small report count
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func randomAdvertisingPayloadsParseWithProblemsListed() {
-        var g = SeededGenerator(seed: 0x41_44)
+        var g = SplitMix64(seed: 0x41_44)
         // Known AD types (flags, UUID lists, names, tx power, service and manufacturer data).
         let types: [UInt8] = [0x01, 0x02, 0x03, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x16, 0x19, 0xFF]
         var withProblems = 0
@@ -53,7 +54,7 @@ import Testing
 
     @Test func randomCharacteristicValuesDecodeOrAreRefused() {
         // Body Sensor Location, Battery Level, Device Information strings, as read from a strap.
-        var g = SeededGenerator(seed: 0x43_48)
+        var g = SplitMix64(seed: 0x43_48)
         var refused = 0
         for _ in 0..<3000 {
             let bytes = g.bytes(Int.random(in: 0...24, using: &g))

@@ -1,4 +1,5 @@
 import GATT
+import HealthGateTesting
 import Foundation
 import Simulators
 import Synchronization
@@ -10,16 +11,6 @@ final class Collector<T: Sendable>: Sendable {
     var all: [T] { items.withLock { $0 } }
 }
 
-/// Waits (polling) until `condition` holds or `seconds` pass; returns whether it held. The bound
-/// only keeps a broken test from hanging: no test asserts how long anything took.
-func eventually(_ seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
-    let end = Date().addingTimeInterval(seconds)
-    while Date() < end {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
 
 
 /// True once the client has enabled Heart Rate Measurement notifications on `strap`'s current

@@ -1,3 +1,4 @@
+import HealthModel
 import GATT
 import HealthGateTesting
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// ``ATTDecodeError`` (issue #17: no trap on data from outside).
 @Suite struct HostileATTTests {
     @Test func randomPDUsDecodeOrAreRefused() {
-        var g = SeededGenerator(seed: 0x41_54_54)
+        var g = SplitMix64(seed: 0x41_54_54)
         // Known opcodes most of the time, so the list responses' entry-length arithmetic is hit.
         let opcodes: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x10, 0x11,
                                 0x12, 0x13, 0x1B, 0x1D, 0x1E, 0x52, 0xD2, 0xFF]

@@ -76,7 +76,7 @@ struct UnitTests {
     func roundTrips() throws {
         let groups = [["count/min", "count/s", "count/h", "count/ms"], ["kJ", "kcal", "J", "cal", "MJ"],
                       ["ms", "s", "min", "h", "d"], ["m", "km", "cm", "mi", "ft"], ["kg", "g", "lb", "oz"]]
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         for group in groups {
             let units = try group.map(HealthUnit.init)
             for a in units { for b in units {
@@ -87,18 +87,5 @@ struct UnitTests {
                 }
             } }
         }
-    }
-}
-
-/// A small deterministic generator so property-style tests are reproducible.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

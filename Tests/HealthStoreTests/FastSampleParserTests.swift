@@ -34,7 +34,7 @@ struct FastSampleParserTests {
         // tests (simulated straps with wall-clock watchdogs) need meanwhile.
         try await offThreadOneAtATime {
             var parser = FastSampleParser()
-            var rng = SeededGenerator(seed: 1)
+            var rng = SplitMix64(seed: 1)
             for i in 0..<500 {
                 let t = Date(timeIntervalSince1970: 1_793_577_600 + Double(i) * 1.25 + Double(Int.random(in: 0..<1000, using: &rng)) / 1000)
                 let sample = try QuantitySample(
@@ -103,7 +103,7 @@ struct FastSampleParserTests {
         // tests (simulated straps with wall-clock watchdogs) need meanwhile.
         await offThreadOneAtATime {
             var parser = FastSampleParser()
-            var rng = SeededGenerator(seed: 7)
+            var rng = SplitMix64(seed: 7)
             var spellings = ["72", "72.0", "7.2e1", "720E-1", "0.72e+2", "1e2", "0", "0.0", "-0", "-0.0", "0e5", "1E0", "00", "01", "+1",
                              "1.", ".5", "1e", "1e+", "--1", "0x10", "1e400", "1e-400", "4.9e-324", "499.99999999999999999999",
                              "0.30000000000000004", "99.999999999999999", "123456789012345678", "72.00000000000001",
@@ -133,7 +133,7 @@ struct FastSampleParserTests {
         // Heavy and synchronous: off the cooperative pool, whose threads the other suites' async
         // tests (simulated straps with wall-clock watchdogs) need meanwhile.
         await offThreadOneAtATime {
-            var rng = SeededGenerator(seed: 99)
+            var rng = SplitMix64(seed: 99)
             var texts = ["2026-11-02T08:00:00Z", "2026-11-02 08:00:00Z", "2026-11-02T08:00Z", "2026-11-02T09:00:00+01:00",
                          "2026-11-02T03:30:00-04:30", "2026-11-02T08:00:00.941Z", "2026-11-02T08:00:00.123456789Z",
                          "2026-11-02T08:00:00.1234567891Z", "2026-11-02T08:00:00.Z", "2028-02-29T00:00:00Z", "2026-02-29T00:00:00Z",
@@ -181,9 +181,9 @@ struct FastSampleParserTests {
 /// Random JSON lines in the import shape: every field in good and bad spellings, keys in random
 /// order, random spacing, sometimes an unknown or a repeated key.
 struct LineFuzzer {
-    var rng: SeededGenerator
+    var rng: SplitMix64
 
-    init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
     mutating func pick<T>(_ xs: [T]) -> T { xs[Int.random(in: 0..<xs.count, using: &rng)] }
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
@@ -304,4 +304,4 @@ struct LineFuzzer {
     }
 }
 
-private func pick<T>(_ xs: [T], _ rng: inout SeededGenerator) -> T { xs[Int.random(in: 0..<xs.count, using: &rng)] }
+private func pick<T>(_ xs: [T], _ rng: inout SplitMix64) -> T { xs[Int.random(in: 0..<xs.count, using: &rng)] }

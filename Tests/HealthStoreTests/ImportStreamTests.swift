@@ -65,7 +65,7 @@ struct ImportStreamTests {
             Array("a\r\nb\r\n\r\nc".utf8), Array("a\n\nb\n".utf8), Array("x\r\r\n".utf8), Array("only".utf8),
             Array(String(repeating: "y", count: 100).utf8) + [0x0D, 0x0A] + Array("z".utf8),
         ]
-        var rng = SeededGenerator(seed: 3)
+        var rng = SplitMix64(seed: 3)
         var random: [[UInt8]] = []
         for _ in 0..<300 {
             let n = Int.random(in: 0...400, using: &rng)
@@ -141,7 +141,7 @@ struct ImportStreamTests {
 
     @Test("import's bulk path (insertImported) stores exactly what save stores, with the same counts: duplicates, sync versions, repeats in one batch")
     func bulkSaveMatchesSave() throws {
-        var rng = SeededGenerator(seed: 5)
+        var rng = SplitMix64(seed: 5)
         var samples: [QuantitySample] = []
         for i in 0..<700 {
             let t = Date(timeIntervalSince1970: 1_793_577_600 + Double(i))

@@ -8,17 +8,9 @@ import Testing
 /// sample covering it counts, each of its covering samples adding value/duration.
 @Suite("Merging matches a second-by-second oracle on random overlapping data")
 struct MergeOracleTests {
-    struct LCG: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state
-        }
-    }
-
     @Test("merged sums and hourly buckets equal the oracle", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func oracle(seed: UInt64) throws {
-        var rng = LCG(state: seed)
+        var rng = SplitMix64(seed: seed)
         let sources = (0..<3).map { Source(name: "S\($0)", identifier: "com.example.s\($0)") }
         var samples: [QuantitySample] = []
         var spans: [(src: Int, start: Int, end: Int, value: Double)] = []

@@ -1,3 +1,4 @@
+import HealthModel
 import Foundation
 import Testing
 @testable import HealthStore
@@ -5,17 +6,6 @@ import Testing
 /// The quantity-series chunk codec: exact round trips on random streams (property tests with
 /// fixed seeds), boundaries, compactness for what straps send, and refusal of damaged bytes.
 @Suite struct SeriesCodecTests {
-    struct Rng: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     func roundTrips(_ q: [SeriesQuantity], sourceLocation: SourceLocation = #_sourceLocation) throws {
         let bytes = SeriesCodec.encode(q)
         let back = try SeriesCodec.decode(bytes)
@@ -29,7 +19,7 @@ import Testing
     /// A random stream: receipt times at a random resolution (ms, µs, the clock's own double)
     /// with gaps, clock steps backwards and duplicate times; instants or intervals; integral or
     /// fractional values; RR lists of 0…12 ticks; attributes that change now and then.
-    func randomStream(_ rng: inout Rng) -> [SeriesQuantity] {
+    func randomStream(_ rng: inout SplitMix64) -> [SeriesQuantity] {
         let n = Int(rng.next() % 200)
         let resolution = [1.0, 1e-3, 1e-6, 0][Int(rng.next() % 4)]
         let intervals = rng.next() % 3 == 0
@@ -57,7 +47,7 @@ import Testing
 
     @Test("random streams round-trip exactly (1,000 seeded streams)")
     func randomStreamsRoundTrip() throws {
-        var rng = Rng(state: 20261124)
+        var rng = SplitMix64(seed: 20261124)
         for _ in 0..<1_000 { try roundTrips(randomStream(&rng)) }
     }
 
@@ -70,7 +60,7 @@ import Testing
                 try roundTrips([SeriesQuantity(start: a, end: b, value: b), SeriesQuantity(start: b, end: a, value: a)])
             }
         }
-        var rng = Rng(state: 7)
+        var rng = SplitMix64(seed: 7)
         for _ in 0..<200 {
             try roundTrips((0..<Int(rng.next() % 20)).map { _ in
                 SeriesQuantity(start: Double(bitPattern: rng.next()), end: Double(bitPattern: rng.next()),
@@ -95,7 +85,7 @@ import Testing
 
     @Test("a strap's minute at 1 Hz with RR takes a few bytes per quantity")
     func compactForStraps() throws {
-        var rng = Rng(state: 3)
+        var rng = SplitMix64(seed: 3)
         var q: [SeriesQuantity] = []
         for i in 0..<60 {
             let t = ((1_790_000_000.5 + Double(i) + Double(Int(rng.next() % 81) - 40) / 1000) * 1000).rounded() / 1000
@@ -110,7 +100,7 @@ import Testing
 
     @Test("damaged bytes are refused, never misread into quantities (every truncation, flipped bytes)")
     func damagedBytesAreRefused() throws {
-        var rng = Rng(state: 11)
+        var rng = SplitMix64(seed: 11)
         let q = randomStream(&rng) + [SeriesQuantity(start: 1, end: 1, value: 1, rr: [5])]
         let bytes = SeriesCodec.encode(q)
         for cut in 0..<bytes.count {

@@ -10,7 +10,6 @@ import Testing
 /// source are answered from their aggregates, and only the others are decoded.
 @Suite("Statistics over quantity series equal individually stored samples and the oracle")
 struct SeriesStatisticsTests {
-    typealias LCG = StreamingStatisticsTests.LCG
 
     /// One reading of a random stream.
     struct Reading {
@@ -27,7 +26,7 @@ struct SeriesStatisticsTests {
     /// (a new series after 60 s), reconnects, the clock stepping backwards, duplicate receipt
     /// times, readings exactly on quarter-hour and hour edges, and (with `spans`) readings with a
     /// duration. Appended in this order, per source.
-    static func randomStreams(_ rng: inout LCG, base: Double, sources: Int, count: Int, spans: Bool,
+    static func randomStreams(_ rng: inout SplitMix64, base: Double, sources: Int, count: Int, spans: Bool,
                               values: ClosedRange<Int>) -> [Reading] {
         var out: [Reading] = []
         for s in 0..<sources {
@@ -93,7 +92,7 @@ struct SeriesStatisticsTests {
     /// Every query shape: the series store's streaming paths and the individual store's paths
     /// against the oracle over the series store.
     static func compare(series: HealthStore, rows: HealthStore, type: QuantityType, options: StatisticsOptions,
-                        base: Double, zone: TimeZone, rng: inout LCG, what: String) throws {
+                        base: Double, zone: TimeZone, rng: inout SplitMix64, what: String) throws {
         let edges: [Double?] = [nil, 0, 900, 3600, -1800, 7200.5, 86_400, Double(Int.random(in: -5000...20_000, using: &rng))]
         for round in 0..<5 {
             var from = edges[Int.random(in: 0..<edges.count, using: &rng)]
@@ -140,7 +139,7 @@ struct SeriesStatisticsTests {
           arguments: Array(zip(1...12, (0..<12).map { StreamingStatisticsTests.zones[$0 % StreamingStatisticsTests.zones.count] })))
     func randomStreams(seed: Int, zone: (String, String)) async throws {
         try await offThreadOneAtATime {
-            var rng = LCG(state: UInt64(seed) &* 0xD1B5_4A32_D192_ED03 &+ 5)
+            var rng = SplitMix64(seed: UInt64(seed) &* 0xD1B5_4A32_D192_ED03 &+ 5)
             let tz = try #require(TimeZone(identifier: zone.0))
             let base = try #require(ISO8601.date(zone.1)).timeIntervalSince1970
             let (type, options, values, spans) = Self.cases[seed % Self.cases.count]

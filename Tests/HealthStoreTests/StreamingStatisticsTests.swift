@@ -10,14 +10,6 @@ import Testing
 /// open ranges, every option, `separateBySource`, and deletes (stale rollups).
 @Suite("Streaming statistics equal the load-everything engine on random data")
 struct StreamingStatisticsTests {
-    struct LCG: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state
-        }
-    }
-
     /// A DST day in each zone (local midnight, UTC), and the zone. Lord Howe shifts by 30 min,
     /// Kathmandu is +05:45, Adelaide +09:30/+10:30.
     static let zones: [(String, String)] = [
@@ -34,7 +26,7 @@ struct StreamingStatisticsTests {
 
     /// Random samples around `base`: times on minute, quarter-hour and hour edges or anywhere,
     /// spans of seconds to hours, some instants, some duplicates of another source's span.
-    static func randomSamples(_ rng: inout LCG, type: QuantityType, values: ClosedRange<Int>, base: Date,
+    static func randomSamples(_ rng: inout SplitMix64, type: QuantityType, values: ClosedRange<Int>, base: Date,
                               sources: [Source], count: Int) throws -> [QuantitySample] {
         var out: [QuantitySample] = []
         var spans: [(Double, Double)] = []
@@ -103,7 +95,7 @@ struct StreamingStatisticsTests {
 
     /// Every query shape over one store, streaming paths against the oracle.
     static func compareAll(_ store: HealthStore, type: QuantityType, options: StatisticsOptions, base: Date,
-                           zone: TimeZone, rng: inout LCG, what: String) throws {
+                           zone: TimeZone, rng: inout SplitMix64, what: String) throws {
         let edges: [Double?] = [nil, 0, 900, 3600, -1800, 86_400, 43_200.5, Double(Int.random(in: 0...90_000, using: &rng))]
         for _ in 0..<6 {
             var from = edges[Int.random(in: 0..<edges.count, using: &rng)]
@@ -133,7 +125,7 @@ struct StreamingStatisticsTests {
         // Heavy and synchronous: off the cooperative pool, whose threads the other suites' async
         // tests (simulated straps with wall-clock watchdogs) need meanwhile.
         try await offThreadOneAtATime {
-            var rng = LCG(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15)
+            var rng = SplitMix64(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15)
             let tz = try #require(TimeZone(identifier: zone.0))
             let base = try #require(ISO8601.date(zone.1))
             let (type, options, values) = Self.types[seed % Self.types.count]
@@ -156,7 +148,7 @@ struct StreamingStatisticsTests {
         // Heavy and synchronous: off the cooperative pool, whose threads the other suites' async
         // tests (simulated straps with wall-clock watchdogs) need meanwhile.
         try await offThreadOneAtATime {
-            var rng = LCG(state: UInt64(seed) &+ 77)
+            var rng = SplitMix64(seed: UInt64(seed) &+ 77)
             let base = try #require(ISO8601.date("2026-03-28T23:00:00Z"))
             let tmp = try TempStore()
             try tmp.store.save(try Self.randomSamples(&rng, type: .heartRate, values: 40...180, base: base,

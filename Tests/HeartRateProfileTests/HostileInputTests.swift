@@ -1,3 +1,4 @@
+import HealthModel
 import Foundation
 import HealthGateTesting
 import Testing
@@ -52,7 +53,7 @@ import Testing
 
     /// Lengths 0…80 (past the 32-RR capacity), flags biased towards every field being announced.
     static func payloads(seed: UInt64, count: Int) -> [[UInt8]] {
-        var g = SeededGenerator(seed: seed)
+        var g = SplitMix64(seed: seed)
         return (0..<count).map { _ in
             var p = g.bytes(Int.random(in: 0...80, using: &g))
             if !p.isEmpty, Bool.random(using: &g) { p[0] |= 0x18 }

@@ -13,18 +13,6 @@ import Testing
             .appendingPathComponent("health.sqlite").path
     }
 
-    /// A deterministic generator (SplitMix64).
-    struct Rng: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     struct Stream {
         let slots = SlotTable()
         var batches: [[SampleRecord]] = []
@@ -35,7 +23,7 @@ import Testing
     /// 1 Hz and 4 Hz stretches, duplicate receipt times, clock steps backwards, gaps longer than
     /// a series allows (a reconnect), sensor location changes, RR lists of 0–9, every flag.
     static func stream(seed: UInt64) throws -> Stream {
-        var rng = Rng(state: seed)
+        var rng = SplitMix64(seed: seed)
         var s = Stream()
         let hr = try s.slots.slot(for: .heartRate)
         let steps = try s.slots.slot(for: .stepCount)
@@ -133,7 +121,7 @@ import Testing
             let rows = try Self.write(stream, to: Self.tempPath("r"), storage: .individual)
             #expect(try Self.scalar(series, "SELECT count(*) FROM samples WHERE type_id = (SELECT id FROM types WHERE identifier = 'heartRate')") == 0)
             #expect(try Self.scalar(series, "SELECT count(*) FROM series") > 0)
-            var rng = Rng(state: UInt64(seed) + 99)
+            var rng = SplitMix64(seed: UInt64(seed) + 99)
             var queries = [SampleQuery(), SampleQuery(type: .heartRate), SampleQuery(type: .heartRate, sortBy: .endDate, ascending: false),
                            SampleQuery(type: .heartRate, device: "Strap B"), SampleQuery(source: "Other Gateway", ascending: false),
                            SampleQuery(type: .heartRate, sensorLocation: .chest), .mostRecent(.heartRate)]

@@ -11,17 +11,6 @@ import Testing
 // Shared by the tests that run a real `healthgate run` child against a `SimulatedLoad`
 // (straps on Unix sockets, pedometers on ptys).
 
-/// Polls `condition` every 20 ms for up to `seconds` (a generous bound for a loaded machine,
-/// not a timing assertion). Sleeps with `Task.sleep`, off the cooperative pool's threads.
-func eventually(seconds: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// A short, fresh directory for sockets (a Unix socket path must stay under 108 bytes).
 func shortTempDirectory(_ tag: String) -> String {
     "/tmp/hg-\(tag)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"

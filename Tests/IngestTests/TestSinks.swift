@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import Synchronization
 @testable import Ingest
 
@@ -44,14 +45,4 @@ final class RecordingSink: SampleSink, @unchecked Sendable {
     var committed: [UInt64] { state.withLock { $0.committed } }
 }
 
-/// Polls `condition` (no timing assertion: only a generous upper bound so a bug cannot hang CI).
-/// Sleeps with `Task.sleep`, so it never holds one of the cooperative pool's few threads that
-/// other suites' async tests need.
-func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<3_000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
 

@@ -1,3 +1,4 @@
+import HealthModel
 import Foundation
 import HealthGateTesting
 import Testing
@@ -27,7 +28,7 @@ import Testing
 
     /// Half token soup, half a JSON / key-value / bare line with random values, mutated by a
     /// random token a third of the time, so both the refusal and the acceptance paths are exercised.
-    static func line(_ g: inout SeededGenerator) -> String {
+    static func line(_ g: inout SplitMix64) -> String {
         func any(_ list: [String]) -> String { list[Int.random(in: 0..<list.count, using: &g)] }
         if Bool.random(using: &g) {
             return (0..<Int.random(in: 0...24, using: &g)).map { _ in any(tokens) }.joined()
@@ -52,7 +53,7 @@ import Testing
                                         .profile(VendorProfile.builtIn["nicla-total"]!), .profile(VendorProfile.builtIn["nicla-run"]!)]
 
     @Test func randomLinesAreAcceptedOrRefusedWithATypedReason() {
-        var g = SeededGenerator(seed: 0x50_45_44)
+        var g = SplitMix64(seed: 0x50_45_44)
         var accepted = 0, refused = 0
         let latest = Self.now.timeIntervalSince1970 + DeviceTimeRule.maxAhead
         for _ in 0..<4000 {
@@ -78,7 +79,7 @@ import Testing
     @Test(arguments: [false, true])
     func randomByteStreamsNeverTrapTheSession(trust: Bool) throws {
         // Random bytes, and random token lines, in random chunks through framer → parser → counter.
-        var g = SeededGenerator(seed: trust ? 0x54_52 : 0x49_47)
+        var g = SplitMix64(seed: trust ? 0x54_52 : 0x49_47)
         let config = try CounterConfiguration(deviceID: "FUZZ", counterBits: 16, trustDeviceTime: trust)
         var session = PedometerSession(format: .auto, counter: StepCounter(configuration: config))
         var receipt = Self.now
