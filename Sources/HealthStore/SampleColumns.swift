@@ -172,7 +172,8 @@ extension StoreWriter {
     ///
     /// This is the ingest writer's, `import`'s and the benchmark ceiling's path: no
     /// `QuantitySample`, no sync-identifier rules (new ids never conflict), no heap per row. A
-    /// failing row fails its statement and the caller's whole transaction.
+    /// failing row fails its statement and the caller's whole transaction. `count` 0 writes
+    /// nothing (no page of the store changes).
     /// - Throws: ``StoreError`` from SQLite, or what `row` throws.
     package func insertNew(count: Int, _ row: (Int, inout SampleRowBinder) throws -> Void) throws {
         try insertNew(count: count, makingIDs: true, row)
@@ -184,6 +185,9 @@ extension StoreWriter {
     /// of rows inserted; the rest were duplicates.
     @discardableResult
     func insertNew(count: Int, makingIDs: Bool, _ row: (Int, inout SampleRowBinder) throws -> Void) throws -> Int {
+        // No rows, no write: the rollup batch below would still mark `rollup_control` (a page of
+        // the WAL, and an SD card's wear, per empty call; docs/store.md "Writes").
+        guard count > 0 else { return 0 }
         let db = connection
         var inserted = 0
         let many = try db.prepare(Self.manyRowsSQL).handle

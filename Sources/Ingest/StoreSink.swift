@@ -193,8 +193,7 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
                     fast = UnsafeBufferPointer(rebasing: c[0..<n])
                 }
                 let rows = fast
-                // Not called for no rows: it would still mark its rollups (a page per commit).
-                if !rows.isEmpty { try w.insertNew(count: rows.count) { i, binder in try bind(rows[i], &binder) } }
+                try w.insertNew(count: rows.count) { i, binder in try bind(rows[i], &binder) }
                 if let seriesWriter {
                     for r in records where toSeries(r) {
                         let (type, source, device) = try ids(r)

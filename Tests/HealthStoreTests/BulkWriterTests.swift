@@ -98,4 +98,32 @@ import Testing
         }
         #expect(try s.store.count(SampleQuery()) == 0)
     }
+
+    /// An empty batch (a commit of a strap batch whose records all went to series, a state-only
+    /// commit) must not make the bulk writer mark its rollups: that was a WAL page per commit
+    /// for every caller (docs/store.md, "Writes").
+    @Test("an empty call of the bulk writer dirties no page: the WAL does not grow")
+    func emptyBatchWritesNothing() throws {
+        let s = try TempStore()
+        try s.store.withConnection { try $0.execute("PRAGMA wal_autocheckpoint=0") }
+        let row = try s.store.write { w in
+            SampleRow(typeID: try w.typeID(.heartRate), sourceID: try w.sourceID(source), value: 60, start: 0, end: 0)
+        }
+        try s.store.write { w in try w.insertNew(count: 1) { _, binder in binder.bind(row) } }
+        func walBytes() throws -> Int { (try FileManager.default.attributesOfItem(atPath: s.path + "-wal")[.size] as? Int) ?? 0 }
+        let before = try walBytes()
+        #expect(before > 0)
+        for _ in 0..<3 {
+            try s.store.write { w in
+                try w.insertNew(count: 0) { _, _ in Issue.record("no row to bind") }
+                #expect(try w.insertNew(count: 0, makingIDs: false) { _, _ in } == 0)
+            }
+        }
+        let after = try walBytes()
+        #expect(after == before, "an empty batch wrote \(after - before) bytes of WAL")
+        // The writer still works after empty calls.
+        try s.store.write { w in try w.insertNew(count: 1) { _, binder in binder.bind(row) } }
+        #expect(try s.store.count(SampleQuery()) == 2)
+        #expect(try walBytes() > before)
+    }
 }
