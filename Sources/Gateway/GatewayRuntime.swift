@@ -59,6 +59,9 @@ package final class GatewayRuntime: Sendable {
             log.error("the disk refused to sync the write-ahead log (\(reason)): the batches committed since the last good sync may be lost if the power fails now; committing with one fsync per batch from now on. Check the disk (dmesg, df) and the SD card.")
             notifier.status("fsync failed: \(reason)")
         }
+        pipeline.onFinishFailure { reason in
+            log.warning("could not mark the open quantity series closed at stop (\(reason)); every committed sample is kept, and the next run closes them")
+        }
         pipeline.onRejection { what in log.warning("\(what)") }
         pipeline.onStallChange { reason in
             if let reason {

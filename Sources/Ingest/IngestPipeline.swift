@@ -121,6 +121,7 @@ package final class IngestPipeline: @unchecked Sendable {
     private let observers = Mutex<[@Sendable (CommittedBatch) -> Void]>([])
     private let stateObservers = Mutex<[@Sendable (String?) -> Void]>([])
     private let syncObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let finishObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let rejectionObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
     private let stopRequested = Atomic<Bool>(false)
     private let stopDeadlineNanos = Atomic<Int64>(0)
@@ -179,6 +180,13 @@ package final class IngestPipeline: @unchecked Sendable {
     /// fails; the sink has made later commits safe on its own.
     package func onSyncFailure(_ observer: @escaping @Sendable (String) -> Void) {
         syncObserver.withLock { $0 = observer }
+    }
+
+    /// Called on the writer thread, with the reason, when the sink could not finish at a clean
+    /// stop (``SampleSink/finish()``: the store sink marks its open series closed). Nothing
+    /// written is lost; the next writer closes what this one left open.
+    package func onFinishFailure(_ observer: @escaping @Sendable (String) -> Void) {
+        finishObserver.withLock { $0 = observer }
     }
 
     /// Called on the writer thread, with a sentence, for each record refused before writing
@@ -281,6 +289,7 @@ package final class IngestPipeline: @unchecked Sendable {
         let maxIdle = min(Duration.milliseconds(20), configuration.flushInterval / 4)
         var start = 0
         var stalled = false
+        var abandoned = false
         // Group commit (SampleSink.sync): committed batches not yet synced, and when we last synced.
         var unsynced = false
         var lastSync = ContinuousClock.now
@@ -364,6 +373,7 @@ package final class IngestPipeline: @unchecked Sendable {
                     }
                     if stopping, Int64(DispatchTime.now().uptimeNanoseconds) >= stopDeadlineNanos.load(ordering: .relaxed) {
                         abandon(count: count, rings: live, backlogs: backlogs)
+                        abandoned = true
                         break
                     }
                     sleep(configuration.retryInterval, unlessStoppingPast: stopping)
@@ -398,6 +408,14 @@ package final class IngestPipeline: @unchecked Sendable {
                 idleSleep = min(idleSleep * 2, maxIdle)
             } else {
                 idleSleep = .microseconds(500)
+            }
+        }
+        if !abandoned {
+            // A clean stop: the sink closes what it keeps open (series), in a commit of its own.
+            do {
+                if try sink.finish() { unsynced = true }
+            } catch {
+                finishObserver.withLock { $0 }?(error.description)
             }
         }
         if unsynced { syncCommitted() }

@@ -35,6 +35,14 @@ package protocol SampleSink: AnyObject, Sendable {
     /// The committed value of a state key (to resume a pedometer counter), or nil. Called from
     /// source threads, not the writer's. The default has no state and returns nil.
     func persistedState(forKey key: String) throws(SinkError) -> Data?
+
+    /// The writer stops cleanly: every batch was written and nothing more will come. Called once,
+    /// by the writer thread, after the last batch and before the last ``sync()``; not called when
+    /// the writer gave up on a failing store (batches abandoned at the stop deadline). The store
+    /// sink marks its open quantity series closed (docs/store.md, "Quantity series"). A failure
+    /// loses nothing written (``IngestPipeline/onFinishFailure(_:)`` reports it). Returns whether
+    /// it committed anything (the writer's last sync then covers it). The default does nothing.
+    func finish() throws(SinkError) -> Bool
 }
 
 extension SampleSink {
@@ -50,6 +58,9 @@ extension SampleSink {
 
     /// No persisted state.
     package func persistedState(forKey key: String) throws(SinkError) -> Data? { nil }
+
+    /// Nothing to close.
+    package func finish() throws(SinkError) -> Bool { false }
 }
 
 /// Why a batch could not be committed. The writer keeps the batch and retries every kind.

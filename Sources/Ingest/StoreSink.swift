@@ -114,6 +114,25 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
         try write(records, slots: slots, attachments: .none)
     }
 
+    /// Marks this writer's open series closed (`series.open = 0`) after flushing them, in one
+    /// transaction: the pipeline calls it when it stops cleanly (``SampleSink/finish()``). A
+    /// crash skips it; the next writer closes what was left open when it starts a series for
+    /// the same type, source and device (or continues it, docs/store.md "The writer").
+    package func finish() throws(SinkError) -> Bool {
+        guard let series, series.hasOpenSeries else { return false }
+        let before = series.state
+        do {
+            try store.write { w in try series.closeAll(w) }
+            return true
+        } catch let e as StoreError {
+            series.restore(before)
+            throw SinkError(Self.kind(of: e), "closing the open quantity series of \(store.path): \(e)")
+        } catch {
+            series.restore(before)
+            throw SinkError(.other, "closing the open quantity series of \(store.path): \(error)")
+        }
+    }
+
     /// The committed value of `key` in the store's state table.
     package func persistedState(forKey key: String) throws(SinkError) -> Data? {
         do { return try store.state(key) } catch let e as StoreError {

@@ -278,4 +278,32 @@ import Testing
             #expect(Set(all.map(\.uuid)).count == 1)
         }
     }
+
+    /// A clean stop (`systemctl stop`, Ctrl-C, the end of a replay) finishes the sink: the
+    /// series it wrote are no longer marked open, so readers and `import` see them as complete.
+    /// A crash skips this (``SeriesCrashTests``: the next writer deals with what is left open).
+    @Test("a clean stop of the pipeline marks the writer's series closed, every reading kept")
+    func cleanStopClosesTheSeries() async throws {
+        let path = Self.tempPath("stop")
+        let store = try HealthStore(path: path)
+        let pipeline = try IngestPipeline(sink: try StoreSink(store: store))
+        let ring = try pipeline.makeRing(name: "straps")
+        let hr = try pipeline.slots.slot(for: .heartRate), energy = try pipeline.slots.slot(for: .activeEnergyBurned)
+        let src = try pipeline.slots.slot(for: Source(name: "HealthGate BLE", identifier: "org.healthgate.ble"))
+        let devices = try (0..<2).map { try pipeline.slots.slot(for: Device(name: "Strap \($0)", localIdentifier: "AA:0\($0)")) }
+        pipeline.start()
+        for k in 0..<50 {
+            let t = 1_790_000_000 + Double(k)
+            for d in devices {
+                _ = ring.push(SampleRecord(typeSlot: hr, value: Double(60 + k % 20), start: t, end: t, sourceSlot: src, deviceSlot: d))
+            }
+            if k % 10 == 9 { _ = ring.push(SampleRecord(typeSlot: energy, value: 3, start: t - 10, end: t, sourceSlot: src, deviceSlot: devices[0])) }
+        }
+        let final = await offThread { pipeline.stop() }
+        #expect(final.committed == 105)
+        #expect(try Self.scalar(store, "SELECT count(*) FROM series") == 3)
+        #expect(try Self.scalar(store, "SELECT count(*) FROM series WHERE open = 1") == 0)
+        #expect(try store.count(SampleQuery(type: .heartRate)) == 100)
+        #expect(try store.count(SampleQuery(type: .activeEnergyBurned)) == 5)
+    }
 }

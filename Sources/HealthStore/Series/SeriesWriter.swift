@@ -62,6 +62,9 @@ package final class SeriesWriter {
 
     package private(set) var state = State()
 
+    /// Whether a series is open (appended to and not closed yet).
+    package var hasOpenSeries: Bool { !state.open.isEmpty }
+
     /// The store's chunk bound in quantities (docs/store.md, "Chunk size"): five minutes of a
     /// strap at 1 Hz; with RR intervals about 1.5 KB, which a 4 KiB leaf holds.
     package static let chunkQuantities = 300
