@@ -29,6 +29,8 @@ let package = Package(
         // Already in the graph through hummingbird; named for the graceful shutdown and NIO's byte buffers.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Already in the graph through hummingbird; named for the header names /v1/live reads (Last-Event-ID).
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // System libraries: module maps over the C libraries HealthGate links.
@@ -87,6 +89,7 @@ let package = Package(
                                .product(name: "Prometheus", package: "swift-prometheus"),
                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                .product(name: "NIOCore", package: "swift-nio"),
+                               .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.copy("openapi.json")]),
 

@@ -61,6 +61,9 @@ package final class APIServer: Sendable {
     package let storePath: String
     let queue: StoreQueue
     let metrics = ServerMetrics()
+    /// The event stream of `GET /v1/live`; ``LiveFeed/wake()`` it after a commit, and
+    /// ``LiveFeed/publish(device:)`` device events into it.
+    package let live: LiveFeed
     let brake = FailedAuthBrake()
     let listen: ListenAddress
     let maxBody: Int
@@ -69,8 +72,11 @@ package final class APIServer: Sendable {
     private let state: Mutex<(group: ServiceGroup?, stopRequested: Bool)> = Mutex((nil, false))
 
     /// A server for the store at `store.path`. `maxBodyBytes` bounds POST bodies (413 above).
-    package init(store: HealthStore, listen: ListenAddress, maxBodyBytes: Int = APIServer.maxBodyBytes, logger: Logger) throws {
+    /// `liveClientBuffer` is how many events a `/v1/live` client may have waiting before its stream is closed.
+    package init(store: HealthStore, listen: ListenAddress, maxBodyBytes: Int = APIServer.maxBodyBytes,
+                 liveClientBuffer: Int = 4_096, logger: Logger) throws {
         storePath = store.path
+        live = LiveFeed(path: store.path, registry: store.registry, clientBuffer: liveClientBuffer, logger: logger)
         queue = StoreQueue(store: store, empty: try HealthStore(path: ":memory:", registry: store.registry))
         self.listen = listen
         maxBody = maxBodyBytes
@@ -108,13 +114,15 @@ package final class APIServer: Sendable {
         v1.delete("/samples/:uuid", use: routes.deleteSample)
         v1.get("/statistics", use: routes.statistics)
         v1.get("/changes", use: routes.changes)
+        v1.get("/live", use: LiveRoute(feed: live, registry: queue.store.registry).live)
         let metrics = self.metrics
+        let live = self.live
         let path = storePath
         router.group("/metrics").add(middleware: auth).get { _, context in
             guard context.scopes.mayReadMetrics else {
                 throw APIError(.forbidden, "this token may not read /metrics: it needs --admin or --metrics ('healthgate token create').")
             }
-            return JSONResponse.text(metrics.scrape(storePath: path), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            return JSONResponse.text(metrics.scrape(storePath: path, live: live), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         return router
     }
@@ -139,15 +147,19 @@ package final class APIServer: Sendable {
             return false
         }
         if stopEarly { return }
+        try live.start()
+        defer { live.close() }
         try await group.run()
     }
 
-    /// Stops the server gracefully: no new connections, requests in flight are answered.
+    /// Stops the server gracefully: no new connections, requests in flight are answered, live
+    /// streams are ended (their clients see the connection close after the last event).
     package func shutdown() async {
         let g = state.withLock { s -> ServiceGroup? in
             s.stopRequested = true   // a run() that has not started yet returns at once
             return s.group
         }
+        live.close()
         await g?.triggerGracefulShutdown()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Prometheus
 
 /// What `serve` can honestly report at `/metrics` (Prometheus text format, swift-prometheus):
@@ -15,6 +16,8 @@ package final class ServerMetrics: Sendable {
     let storeBytes: Gauge
     let walBytes: Gauge
     let started: Gauge
+    let liveClients: Gauge
+    let liveOverflows: Gauge
     private let byClass: [Counter]
 
     package init() {
@@ -39,6 +42,9 @@ package final class ServerMetrics: Sendable {
             namespace: "healthgate", subsystem: "store", metricName: "wal_size", unitName: "bytes", helpText: "Size of the store's write-ahead log (-wal)."))
         started = registry.makeGauge(descriptor: name("start_time", "seconds", "When this server started (Unix time)."))
         started.set(to: Date().timeIntervalSince1970)
+        liveClients = registry.makeGauge(descriptor: name("live_clients", "", "Clients connected to /v1/live."))
+        liveOverflows = registry.makeGauge(descriptor: name("live_overflows", "total",
+            "/v1/live streams closed because their client did not read fast enough (it resumes with Last-Event-ID)."))
     }
 
     /// Counts one response.
@@ -49,12 +55,14 @@ package final class ServerMetrics: Sendable {
     }
 
     /// The text of a scrape, after reading the store's file sizes.
-    func scrape(storePath: String) -> String {
+    func scrape(storePath: String, live: LiveFeed) -> String {
         func size(_ p: String) -> Double {
             ((try? FileManager.default.attributesOfItem(atPath: p))?[.size] as? NSNumber)?.doubleValue ?? 0
         }
         storeBytes.set(to: size(storePath))
         walBytes.set(to: size(storePath + "-wal"))
+        liveClients.set(to: Double(live.clientCount))
+        liveOverflows.set(to: Double(live.overflows.load(ordering: .relaxed)))
         return registry.emitToString()
     }
 }

@@ -48,6 +48,9 @@ struct OpenAPITests {
             ("GET", "/v1/statistics", "/v1/statistics", nil, all),
             ("GET", "/v1/changes", "/v1/changes?anchor=\(anchor)", nil, all),
             ("GET", "/v1/changes", "/v1/changes?anchor=v1:0000000000000000:1:1", nil, all),
+            ("GET", "/v1/live", "/v1/live?anchor=nonsense", nil, all),
+            ("GET", "/v1/live", "/v1/live?anchor=v1:0000000000000000:1:1", nil, all),
+            ("GET", "/v1/live", "/v1/live", nil, nil),
             ("GET", "/metrics", "/metrics", nil, all),
             ("GET", "/metrics", "/metrics", nil, nil),
         ]

@@ -11,8 +11,10 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the store over HTTP: samples, statistics, the change feed, metrics, with per-type tokens.",
         discussion: """
-            Endpoints under /v1 (GET types, sources, devices, samples, statistics, changes; POST \
-            samples; DELETE samples/{uuid}), /healthz, /metrics and /v1/openapi.json. JSON shapes \
+            Endpoints under /v1 (GET types, sources, devices, samples, statistics, changes, live; \
+            POST samples; DELETE samples/{uuid}), /healthz, /metrics and /v1/openapi.json. \
+            /v1/live streams every committed sample as Server-Sent Events and resumes from \
+            Last-Event-ID. JSON shapes \
             are those of the CLI's --json. Every /v1 request but the OpenAPI document needs \
             'Authorization: Bearer <token>' from 'healthgate token create'; a token sees only the \
             types it may read (others look empty, as in HealthKit).
@@ -37,6 +39,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("The largest request body accepted, in bytes (larger: 413).", valueName: "bytes"))
     var maxBodyBytes = APIServer.maxBodyBytes
+
+    @Option(help: ArgumentHelp("Events a /v1/live client may have waiting before its stream is closed (it resumes with Last-Event-ID).",
+                               valueName: "events"))
+    var liveClientBuffer = 4_096
 
     func run() async throws {
         let server = try setUp()
@@ -66,6 +72,9 @@ struct ServeCommand: AsyncParsableCommand {
             guard maxBodyBytes >= 1024 else {
                 throw CLIFailure("--max-body-bytes \(maxBodyBytes) is too small for a sample: use 1024 or more (default \(APIServer.maxBodyBytes)).", code: .usage)
             }
+            guard (16...1_000_000).contains(liveClientBuffer) else {
+                throw CLIFailure("--live-client-buffer \(liveClientBuffer) is outside 16…1,000,000 events: use e.g. the default, 4096.", code: .usage)
+            }
             var logger = Logger(label: "healthgate.http") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .notice
             if !address.isLoopback {
@@ -76,7 +85,8 @@ struct ServeCommand: AsyncParsableCommand {
                 logger.warning("serving plain HTTP on \(address): tokens and health data cross the network unencrypted (--allow-plain-http)")
             }
             // Opened for writing: POST and DELETE write, and a new store is created and migrated.
-            return try APIServer(store: store.open(), listen: address, maxBodyBytes: maxBodyBytes, logger: logger)
+            return try APIServer(store: store.open(), listen: address, maxBodyBytes: maxBodyBytes,
+                                 liveClientBuffer: liveClientBuffer, logger: logger)
         }
     }
 }
