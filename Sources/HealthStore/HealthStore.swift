@@ -291,11 +291,13 @@ public final class HealthStore: @unchecked Sendable {
             // The series the query reaches, in the query's order and limit.
             var seriesUUIDs: [UUID] = []
             var limited = query
-            let hits = try seriesHits(db, query)
+            // With a limit, only the series quantities that can be among the first `limit`
+            // (docs/queries.md: the chunks beyond the limit are not decoded).
+            let limitedRows = try query.limit == nil ? nil : sampleRows(db, query)
+            let hits = try limitedRows.map { try seriesHits(db, query, limit: query.limit!, rows: $0) } ?? seriesHits(db, query)
             if !hits.isEmpty {
-                if query.limit != nil {
+                if let rows = limitedRows {
                     // The limit counts quantities among individual samples: find both in order.
-                    let rows = try sampleRows(db, query)
                     let kept = Self.merge(rows, hits, query: query)
                     var seen = Set<UUID>()
                     for s in kept where s.seriesIndex != nil && seen.insert(s.uuid).inserted { seriesUUIDs.append(s.uuid) }

@@ -69,9 +69,17 @@ extension HealthStore {
     /// sort date: individually stored samples in save order, then series quantities by series
     /// (oldest series first) and index (reversed when descending).
     public func samples(_ query: SampleQuery) throws -> [QuantitySample] {
+        try samples(query, work: nil)
+    }
+
+    /// ``samples(_:)``, counting in `work` the series chunks it decodes (tests). With a limit,
+    /// only the chunks that can hold one of the first `limit` quantities are decoded
+    /// (``seriesHits(_:_:limit:rows:work:)``).
+    package func samples(_ query: SampleQuery, work: StatisticsWork?) throws -> [QuantitySample] {
         try read { db in
             let rows = try sampleRows(db, query)
-            let hits = try seriesHits(db, query)
+            let hits = try query.limit.map { try seriesHits(db, query, limit: $0, rows: rows, work: work) }
+                ?? seriesHits(db, query)
             if hits.isEmpty { return rows.map(\.sample) }
             return Self.merge(rows, hits, query: query)
         }
