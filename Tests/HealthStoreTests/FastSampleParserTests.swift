@@ -37,7 +37,7 @@ struct FastSampleParserTests {
             var rng = SplitMix64(seed: 1)
             for i in 0..<500 {
                 let t = Date(timeIntervalSince1970: 1_793_577_600 + Double(i) * 1.25 + Double(Int.random(in: 0..<1000, using: &rng)) / 1000)
-                let sample = try QuantitySample(
+                let made = try QuantitySample(
                     uuid: UUID.timeOrdered(at: t, using: &rng), type: i % 3 == 0 ? .stepCount : .heartRate,
                     quantity: Quantity(i % 3 == 0 ? Double(i) : 40 + Double(i % 150) + 0.25, i % 3 == 0 ? .count : .countPerMinute),
                     start: t, end: i % 3 == 0 ? t.addingTimeInterval(60) : t,
@@ -46,6 +46,8 @@ struct FastSampleParserTests {
                     metadata: i % 3 == 0 ? Metadata(syncIdentifier: "s\(i)", syncVersion: i, wasUserEntered: i % 2 == 0, user: ["note": .string("n\(i)"), "k": .number(Double(i) / 7)])
                         : Metadata(heartRateSensorLocation: .chest, sensorContact: i % 4 == 0 ? .notDetected : .detected),
                     rrIntervals: i % 3 == 0 ? nil : RRIntervals(ticks: [UInt16(600 + i % 300), 800], precededByGap: i % 7 == 0))
+                // Every fourth a quantity of a quantity series (a strap's export: "series": {"index": n}).
+                let sample = i % 4 == 1 ? try made.inSeries(index: i * 37) : made
                 let object = try SampleJSON.object(sample)
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 #expect(Self.compare(Array(data), &parser), "the fast parser declined an export line: \(String(decoding: data, as: UTF8.self))")
@@ -257,6 +259,13 @@ struct LineFuzzer {
                                            "{\"ticks\":[65535]}", "{\"ticks\":[65534,1]}", "{\"ticks\":[800.5]}", "{\"precededByGap\":false}",
                                            "{\"ticks\":[800],\"precededByGap\":1}", "{\"ticks\":\"x\"}", "{\"ticks\":[800],\"x\":1}", "[]",
                                            "{\"ticks\":[8e2]}", "{\"ticks\":[800],\"ticks\":[801]}"])))
+        }
+        // A series quantity needs its series' UUID: offered only beside one.
+        if f.contains(where: { $0.0 == "uuid" }), chance(0.2) {
+            f.append(("series", mix(["{\"index\":0}", "{\"index\":7}", "{\"index\":123456}", "{ \"index\" : 3 }", "null"],
+                                    ["{\"index\":-1}", "{\"index\":1.5}", "{}", "5", "{\"index\":\"3\"}", "{\"index\":1e20}",
+                                     "{\"index\":3,\"x\":1}", "{\"index\":9e15}", "{\"index\":true}", "[3]", "{\"index\":-0}",
+                                     "{\"index\":3e0}", "{\"index\":8999999999999999}"])))
         }
         if chance(0.05) { f.append(("foo", "1")) }
         if chance(0.05), let dup = f.first { f.append(dup) }

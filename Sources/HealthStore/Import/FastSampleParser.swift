@@ -7,7 +7,7 @@ import HealthModel
 ///
 /// **It never decides that a line is bad.** It handles the shape `samples --json` and
 /// `export --format jsonl` write — an object of the known keys, strings without escapes, numbers,
-/// `null`, the nested `device`, `metadata` and `rrIntervals` objects, dates of the form
+/// `null`, the nested `device`, `metadata`, `rrIntervals` and `series` objects, dates of the form
 /// `YYYY-MM-DDTHH:MM[:SS[.f]](Z|±HH:MM)` — and returns nil for anything else or anything wrong
 /// (an escape, an unknown or repeated key, a value of another type, a sample the model refuses).
 /// The caller then parses the line with ``SampleJSON/sample(fromLine:registry:)``, which accepts
@@ -43,7 +43,7 @@ package struct FastSampleParser {
     /// The top-level keys, one bit each (a repeated key is not this parser's business).
     private enum Key: UInt16 {
         case uuid = 1, type = 2, value = 4, unit = 8, start = 16, end = 32, source = 64, sourceIdentifier = 128,
-             sourceVersion = 256, device = 512, metadata = 1024, rrIntervals = 2048
+             sourceVersion = 256, device = 512, metadata = 1024, rrIntervals = 2048, series = 4096
 
         var name: StaticString {
             switch self {
@@ -59,6 +59,7 @@ package struct FastSampleParser {
             case .device: "device"
             case .metadata: "metadata"
             case .rrIntervals: "rrIntervals"
+            case .series: "series"
             }
         }
     }
@@ -77,6 +78,7 @@ package struct FastSampleParser {
         var device: Device?
         var metadata = Metadata()
         var rr: RRIntervals?
+        var seriesIndex: Int?
         r.skipSpace()
         if r.peek == 0x7D { return nil }   // {}: no type; the Foundation path says so
         while true {
@@ -142,6 +144,10 @@ package struct FastSampleParser {
                 if r.takeNull() { break }
                 guard let x = Self.rrIntervals(&r) else { return nil }
                 rr = x
+            case .series:
+                if r.takeNull() { break }
+                guard let n = Self.seriesIndex(&r) else { return nil }
+                seriesIndex = n
             }
             r.skipSpace()
             if r.take(0x2C) { continue }   // ,
@@ -165,6 +171,12 @@ package struct FastSampleParser {
         guard let parsed = try? QuantitySample(uuid: uuid ?? Self.placeholder, type: type, quantity: quantity, start: start,
                                                end: end ?? start, source: source, device: device, metadata: metadata,
                                                rrIntervals: rr) else { return nil }
+        if let seriesIndex {
+            // A quantity of a quantity series (export's `"series": {"index": n}`): its series'
+            // UUID is required, as SampleJSON requires it.
+            guard uuid != nil else { return nil }
+            return try? parsed.inSeries(index: seriesIndex)
+        }
         if uuid != nil { return parsed }
         // Content identity, exactly as SampleJSON does it.
         guard let content = try? SampleJSON.canonicalContent(parsed) else { return nil }
@@ -181,7 +193,7 @@ package struct FastSampleParser {
         case 3: key = .end
         case 4: key = r.p[s.lowerBound] == 0x75 ? (r.p[s.lowerBound + 1] == 0x75 ? .uuid : .unit) : .type
         case 5: key = r.p[s.lowerBound] == 0x76 ? .value : .start
-        case 6: key = r.p[s.lowerBound] == 0x73 ? .source : .device
+        case 6: key = r.p[s.lowerBound] == 0x73 ? (r.p[s.lowerBound + 1] == 0x6F ? .source : .series) : .device
         case 8: key = .metadata
         case 11: key = .rrIntervals
         case 13: key = .sourceVersion
@@ -335,6 +347,21 @@ package struct FastSampleParser {
             if zip(n, s).allSatisfy({ $0 | 0x20 == r.p[$1] | 0x20 }) { return c }
         }
         return nil
+    }
+
+    /// `series`: exactly `{"index": n}`, n a whole number from 0 below 9e15 (SampleJSON's rule);
+    /// anything else, an extra key included, is left to the Foundation path.
+    private static func seriesIndex(_ r: inout Reader) -> Int? {
+        guard r.take(0x7B) else { return nil }
+        r.skipSpace()
+        guard let k = r.string(), r.equals(k, "index") else { return nil }
+        r.skipSpace()
+        guard r.take(0x3A) else { return nil }
+        r.skipSpace()
+        guard let n = r.number(), n >= 0, n == n.rounded(), n < 9e15 else { return nil }
+        r.skipSpace()
+        guard r.take(0x7D) else { return nil }
+        return Int(n)
     }
 
     /// `rrIntervals`: `{"ticks": [1…65534, …], "precededByGap": true|false}` (either order).
