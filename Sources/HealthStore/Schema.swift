@@ -177,6 +177,15 @@ enum Schema {
         // 7: the HTTP API's bearer tokens (issue 13, docs/http-api.md): names, scopes and the
         // SHA-256 of each secret, never the secret. Adds a table, moves nothing.
         AccessTokenTable.migration,
+        // 8: statistics decode rows from the type's start index alone (helper queries,
+        // docs/queries.md "How statistics are computed"): `samples_type_start` becomes covering,
+        // with each row's end, value and source, so a decoded row is no longer a seek into the
+        // table. Same name, same order: the row id follows the start (named, or SQLite would
+        // sort every `ORDER BY start, id`), then the covered columns. Moves no row.
+        """
+        DROP INDEX samples_type_start;
+        CREATE INDEX samples_type_start ON samples(type_id, start, id, "end", value, source_id);
+        """,
     ]
 
     /// The schema version this build writes.

@@ -108,6 +108,13 @@ extension Bench {
         return Double(count) / seconds(start.duration(to: .now))
     }
 
+    /// This thread's CPU time so far, seconds (`CLOCK_THREAD_CPUTIME_ID`).
+    static func threadCPUSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
     /// The two benchmark queries.
     static func statsQuery(heartRate: Bool) -> StatisticsQuery {
         StatisticsQuery(type: heartRate ? .heartRate : .stepCount,
@@ -158,16 +165,18 @@ extension HealthGateBench {
         let mib = { (b: Int) in Double(b) / 1_048_576 }
         let tool = try? healthgateExecutable()
 
-        /// Times one engine; nil when skipped.
-        func time(_ store: HealthStore, hr: Bool, _ path: StatisticsPath) throws -> (ms: Double, buckets: [Statistics]) {
-            var runs: [Double] = []
+        /// Times one engine: wall and this thread's CPU time (what the query itself costs when
+        /// other processes share the CPUs), medians.
+        func time(_ store: HealthStore, hr: Bool, _ path: StatisticsPath) throws -> (ms: Double, cpuMs: Double, buckets: [Statistics]) {
+            var runs: [Double] = [], cpu: [Double] = []
             var last: [Statistics] = []
             for _ in 0..<rounds {
-                let start = ContinuousClock.now
+                let start = ContinuousClock.now, cpuStart = Bench.threadCPUSeconds()
                 last = try Bench.dailyCollection(store, heartRate: hr, path: path)
                 runs.append(Bench.seconds(start.duration(to: .now)) * 1000)
+                cpu.append((Bench.threadCPUSeconds() - cpuStart) * 1000)
             }
-            return (runs.median ?? 0, last)
+            return (runs.median ?? 0, cpu.median ?? 0, last)
         }
         func childRSS(_ engine: String, _ db: String, _ kind: String) throws -> Int {
             let r = try Bench.runChild([Bench.executable.path, "--only", "stats"], work: dir,
@@ -200,7 +209,9 @@ extension HealthGateBench {
 
         // HG_BENCH_STATS_SERIES_ONLY=1 skips the individually stored stores (iterating on series).
         let seriesOnly = ProcessInfo.processInfo.environment["HG_BENCH_STATS_SERIES_ONLY"] == "1"
-        for hr in [false, true] where !seriesOnly {
+        // HG_BENCH_STATS_STEPS_ONLY=1 runs only the steps store (iterating on it).
+        let stepsOnly = ProcessInfo.processInfo.environment["HG_BENCH_STATS_STEPS_ONLY"] == "1"
+        for hr in [false, true] where !seriesOnly && !(stepsOnly && hr) {
             let db = dir + (hr ? "/stats-hr.sqlite" : "/stats-steps.sqlite")
             let kind = hr ? "hr" : "steps"
             let build = ContinuousClock.now
@@ -242,11 +253,12 @@ extension HealthGateBench {
             let rssRows = try childRSS("rows", db, kind)
             let rssOld = old == nil ? nil : try childRSS("loadAll", db, kind)
             let goal = hr ? 250.0 : 50.0
-            say(String(format: "    streaming + rollups   %8.1f ms  peak RSS %5.1f MiB  (goal <= %.0f ms, <= 48 MiB)", fast.ms, mib(rssFast), goal))
-            say(String(format: "    streaming, rows only  %8.1f ms  peak RSS %5.1f MiB", rows.ms, mib(rssRows)))
+            say(String(format: "    streaming + rollups   %8.1f ms (CPU %6.1f ms)  peak RSS %5.1f MiB  (goal <= %.0f ms, <= 48 MiB)",
+                           fast.ms, fast.cpuMs, mib(rssFast), goal))
+            say(String(format: "    streaming, rows only  %8.1f ms (CPU %6.1f ms)  peak RSS %5.1f MiB", rows.ms, rows.cpuMs, mib(rssRows)))
             if let old, let rssOld {
-                say(String(format: "    old engine (loadAll)  %8.1f ms  peak RSS %5.1f MiB  -> %.1fx faster, %.1fx less memory",
-                           old.ms, mib(rssOld), old.ms / fast.ms, Double(rssOld) / Double(rssFast)))
+                say(String(format: "    old engine (loadAll)  %8.1f ms (CPU %6.1f ms)  peak RSS %5.1f MiB  -> %.1fx faster (CPU %.1fx), %.1fx less memory",
+                           old.ms, old.cpuMs, mib(rssOld), old.ms / fast.ms, old.cpuMs / fast.cpuMs, Double(rssOld) / Double(rssFast)))
                 out["stats\(hr ? "HeartRate" : "Steps")OldMs"] = old.ms
                 out["stats\(hr ? "HeartRate" : "Steps")OldRSSBytes"] = rssOld
             } else {
@@ -257,10 +269,12 @@ extension HealthGateBench {
                 out["stats\(hr ? "HeartRate" : "Steps")CLIRSSBytes"] = rss
             }
             out["stats\(hr ? "HeartRate" : "Steps")Ms"] = fast.ms
+            out["stats\(hr ? "HeartRate" : "Steps")CPUMs"] = fast.cpuMs
             out["stats\(hr ? "HeartRate" : "Steps")RowsOnlyMs"] = rows.ms
             out["stats\(hr ? "HeartRate" : "Steps")RSSBytes"] = rssFast
             unlink(db); unlink(db + "-wal"); unlink(db + "-shm")
         }
+        if stepsOnly { return }
         try statsSeriesPart(into: &out, dir: dir, rounds: rounds, say: say, childRSS: childRSS, same: same,
                             cli: { try cli($0, hr: true) })
     }

@@ -159,26 +159,29 @@ struct StreamingPass {
         }
         if useRollups {
             var plan = RollupPlan(ranges: merge.ranges, clip: clip)
-            let st = try db.prepare("""
-                SELECT slot, source_id, count, sum, tw_sum, tw_weight, vmin, vmax, min_start, max_end, max_instant,
-                       recent_value, recent_start, recent_end, recent_id, stale
-                FROM sample_rollups WHERE type_id = ? AND slot <= ? AND max_end >= ? ORDER BY slot, source_id
-                """)
+            // Only the columns the options use; `stale` only when a row of the type is stale
+            // (never, unless a writer outside HealthStore left one: the write transaction
+            // recomputes them before it commits).
+            let anyStale = try db.prepare("SELECT 1 FROM sample_rollups WHERE type_id = ? AND stale <> 0 LIMIT 1")
+            anyStale.bind(1, typeID)
+            let stale = try anyStale.step()
+            anyStale.reset()
+            let only = sources.flatMap { $0.count == 1 ? $0.first : nil }
+            let columns = RollupColumns(options: query.options, style: style, stale: stale, oneSource: only != nil)
+            let st = try db.prepare(columns.sql)
             st.bind(1, typeID)
             st.bind(2, clip.hi.isFinite ? Rollups.slot(clip.hi) : Int64.max)
             st.bind(3, clip.lo.isFinite ? clip.lo : -Double.greatestFiniteMagnitude)
+            if let only { st.bind(4, only) }
             var present: Set<Int64> = []
+            var last: Int64?
             while try st.step() {
-                let source = st.int64(1)
-                if let sources, !sources.contains(source) { continue }
-                let row = RollupRow(slot: st.int64(0), source: source, count: st.int(2), sum: st.double(3),
-                                    weightedSum: st.double(4), weightTotal: st.double(5), minimum: st.double(6),
-                                    maximum: st.double(7), minStart: st.double(8), maxEnd: st.double(9),
-                                    maxInstant: st.optionalDouble(10),
-                                    recent: StatPoint(value: st.double(11), start: st.double(12), end: st.double(13),
-                                                      source: source, id: st.int64(14)),
-                                    stale: st.int(15) != 0)
-                present.insert(source)
+                let row = columns.row(st)
+                if row.source != last {
+                    if let sources, !sources.contains(row.source) { continue }
+                    present.insert(row.source)
+                    last = row.source
+                }
                 plan.add(row, into: &merge)
             }
             plan.finish(into: &merge)
@@ -208,9 +211,17 @@ struct StreamingPass {
             // SQLite bounds its index search by either, and the range's end scanned to the end
             // of the year for every run.
             let upper = min(Double(slots.upperBound) * Rollups.slotSeconds + 1, query.end?.timeIntervalSince1970 ?? .infinity)
+            let lower = Double(slots.lowerBound) * Rollups.slotSeconds - 1
             rowQuery.end = nil
+            if let from = rowQuery.start?.timeIntervalSince1970, lower >= from {
+                // Every row starting at or after the range's start matches it (a span ends
+                // after its start, an instant is at it): the overlap test is left out, a
+                // tenth of each row's work.
+                rowQuery.start = nil
+                rowQuery.strictStartDate = false
+            }
             bounds = " AND s.start >= ? AND s.start < ?"
-            extra += [.double(Double(slots.lowerBound) * Rollups.slotSeconds - 1), .double(upper)]
+            extra += [.double(lower), .double(upper)]
         }
         let (whereSQL, args) = try store.whereClause(rowQuery)
         var sql = "SELECT s.value, s.start, s.\"end\", s.source_id, s.id FROM samples s WHERE \(whereSQL)"
@@ -251,23 +262,31 @@ struct StreamingPass {
 /// none of its samples covers or is covered by another source's, so they count whole, exactly
 /// as the merge would count them. A row's neighbours can only be in slots whose rows are still
 /// pending here: a slot is decided once the rows read start after its latest end.
+///
+/// The pending slots are kept flat (their rows in one array, each slot a range of it), so a
+/// year of rows allocates nothing per slot.
 struct RollupPlan {
     let ranges: [Bucket]
     let clip: Bucket
 
     /// Slot ranges to decode, ascending and coalesced.
     private(set) var decode: [Range<Int64>] = []
-    /// How many rollup rows answered for their samples, and how many slots must be decoded.
+    /// How many rollup rows answered for their samples.
     private(set) var answeredRows = 0
 
+    /// The pending rows, in arrival order; `rowHead` is the first not yet decided.
+    private var rows: [RollupRow] = []
+    private var rowHead = 0
+    /// The pending slots: each its slot number, the index of its first row in `rows`, whether
+    /// a row of it meets a row of another source, and the latest slot its rows reach.
     private struct Group {
         var slot: Int64
-        var rows: [RollupRow] = []
+        var first: Int
         var conflicted = false
-        var lastSlotReached: Int64 = .min
+        var lastSlotReached: Int64
     }
-    private var pending: [Group] = []
-    private var pendingHead = 0
+    private var groups: [Group] = []
+    private var groupHead = 0
 
     init(ranges: [Bucket], clip: Bucket) {
         self.ranges = ranges
@@ -278,34 +297,53 @@ struct RollupPlan {
     mutating func add(_ row: RollupRow, into merge: inout StreamingMerge) {
         // Rows that no matching sample can be in are left out, as the query leaves their samples.
         if row.minStart >= clip.hi { return }
-        if pending.last?.slot != row.slot {
-            while pendingHead < pending.count, pending[pendingHead].lastSlotReached < row.slot {
-                decide(pending[pendingHead], into: &merge)
-                pendingHead += 1
+        if groupHead == groups.count || groups[groups.count - 1].slot != row.slot {
+            while groupHead < groups.count, groups[groupHead].lastSlotReached < row.slot {
+                decide(groupHead, into: &merge)
+                groupHead += 1
             }
-            if pendingHead == pending.count { pending.removeAll(keepingCapacity: true); pendingHead = 0 }
-            pending.append(Group(slot: row.slot))
-        }
-        let current = pending.count - 1
-        for g in pendingHead..<pending.count {
-            for other in pending[g].rows where other.source != row.source
-                && other.maxEnd >= row.minStart && row.maxEnd >= other.minStart {
-                pending[g].conflicted = true
-                pending[current].conflicted = true
+            if groupHead == groups.count {
+                groups.removeAll(keepingCapacity: true)
+                rows.removeAll(keepingCapacity: true)
+                groupHead = 0
+                rowHead = 0
+            } else if groupHead > 1024 {
+                let shift = groups[groupHead].first
+                groups.removeFirst(groupHead)
+                for g in groups.indices { groups[g].first -= shift }
+                rows.removeFirst(shift)
+                groupHead = 0
+                rowHead = 0
             }
+            groups.append(Group(slot: row.slot, first: rows.count, lastSlotReached: .min))
         }
-        pending[current].rows.append(row)
-        pending[current].lastSlotReached = max(pending[current].lastSlotReached, Rollups.slot(row.maxEnd))
+        let current = groups.count - 1
+        // Another source's pending row whose hull meets this one: both slots are decoded.
+        var g = groupHead
+        var i = rowHead
+        while i < rows.count {
+            while g + 1 < groups.count, groups[g + 1].first <= i { g += 1 }
+            let other = rows[i]
+            if other.source != row.source, other.maxEnd >= row.minStart, row.maxEnd >= other.minStart {
+                groups[g].conflicted = true
+                groups[current].conflicted = true
+            }
+            i += 1
+        }
+        rows.append(row)
+        groups[current].lastSlotReached = max(groups[current].lastSlotReached, Rollups.slot(row.maxEnd))
     }
 
     /// Decides every slot still pending; call once after the last row.
     mutating func finish(into merge: inout StreamingMerge) {
-        while pendingHead < pending.count {
-            decide(pending[pendingHead], into: &merge)
-            pendingHead += 1
+        while groupHead < groups.count {
+            decide(groupHead, into: &merge)
+            groupHead += 1
         }
-        pending.removeAll()
-        pendingHead = 0
+        groups.removeAll()
+        rows.removeAll()
+        groupHead = 0
+        rowHead = 0
     }
 
     /// The bucket that holds every sample of `row` whole, if one does.
@@ -318,12 +356,20 @@ struct RollupPlan {
         return i
     }
 
-    private mutating func decide(_ g: Group, into merge: inout StreamingMerge) {
+    private mutating func decide(_ k: Int, into merge: inout StreamingMerge) {
+        let g = groups[k]
+        let end = k + 1 < groups.count ? groups[k + 1].first : rows.count
+        rowHead = end
         if !g.conflicted {
-            let targets = g.rows.map { $0.stale ? nil : bucket(holding: $0) }
-            if targets.allSatisfy({ $0 != nil }) {
-                for (row, i) in zip(g.rows, targets) { merge.add(aggregate: row, bucket: i!) }
-                answeredRows += g.rows.count
+            // Answerable when every row is: checked first, then added (all or none).
+            var answerable = true
+            for i in g.first..<end where rows[i].stale || bucket(holding: rows[i]) == nil {
+                answerable = false
+                break
+            }
+            if answerable {
+                for i in g.first..<end { merge.add(aggregate: rows[i], bucket: bucket(holding: rows[i])!) }
+                answeredRows += end - g.first
                 return
             }
         }
@@ -332,5 +378,43 @@ struct RollupPlan {
         } else {
             decode.append(g.slot..<(g.slot + 1))
         }
+    }
+}
+
+/// The `sample_rollups` columns a query reads: only what its options use (a year of rows is
+/// tens of thousands; each column read costs as much as stepping the row). The columns a
+/// query's options leave out are read as neutral values (no weight, min +∞, max −∞, no most
+/// recent), which add nothing to the results asked for.
+struct RollupColumns {
+    let sql: String
+    private let weighted: Int32?, minimum: Int32?, maximum: Int32?, recent: Int32?, stale: Int32?
+
+    /// - Parameter stale: whether any rollup row of the type is stale (then `stale` is read).
+    init(options: StatisticsOptions, style: AggregationStyle, stale: Bool, oneSource: Bool) {
+        var names = ["slot", "source_id", "count", "sum", "min_start", "max_end", "max_instant"]
+        func add(_ more: [String]) -> Int32 {
+            defer { names += more }
+            return Int32(names.count)
+        }
+        weighted = options.contains(.discreteAverage) && style == .discreteTemporallyWeighted ? add(["tw_sum", "tw_weight"]) : nil
+        minimum = options.contains(.discreteMin) ? add(["vmin"]) : nil
+        maximum = options.contains(.discreteMax) ? add(["vmax"]) : nil
+        recent = options.contains(.mostRecent) ? add(["recent_value", "recent_start", "recent_end", "recent_id"]) : nil
+        self.stale = stale ? add(["stale"]) : nil
+        sql = "SELECT \(names.joined(separator: ", ")) FROM sample_rollups WHERE type_id = ? AND slot <= ? AND max_end >= ?"
+            + (oneSource ? " AND source_id = ?" : "") + " ORDER BY slot, source_id"
+    }
+
+    /// The current row of a statement of ``sql``.
+    func row(_ st: Statement) -> RollupRow {
+        let source = st.int64(1)
+        return RollupRow(slot: st.int64(0), source: source, count: st.int(2), sum: st.double(3),
+                         weightedSum: weighted.map { st.double($0) } ?? 0, weightTotal: weighted.map { st.double($0 + 1) } ?? 0,
+                         minimum: minimum.map { st.double($0) } ?? .infinity, maximum: maximum.map { st.double($0) } ?? -.infinity,
+                         minStart: st.double(4), maxEnd: st.double(5), maxInstant: st.optionalDouble(6),
+                         recent: recent.map { StatPoint(value: st.double($0), start: st.double($0 + 1), end: st.double($0 + 2),
+                                                        source: source, id: st.int64($0 + 3)) }
+                             ?? StatPoint(value: 0, start: -.infinity, end: -.infinity, source: source, id: .min),
+                         stale: stale.map { st.int($0) != 0 } ?? false)
     }
 }
