@@ -98,7 +98,7 @@ struct SeriesLimitTests {
           arguments: 1...6)
     func sameAsUnlimited(seed: Int) async throws {
         try await offThreadOneAtATime {
-            var rng = StreamingStatisticsTests.LCG(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 11)
+            var rng = SplitMix64(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 11)
             let base = 1_790_071_200.0
             let readings = Streams.randomStreams(&rng, base: base, sources: 1 + seed % 3, count: 400, spans: seed % 2 == 0, values: 40...180)
             let tmp = try TempStore()
