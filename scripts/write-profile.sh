@@ -14,6 +14,9 @@
 # Extra `healthgate run` settings for the runs: HG_WRITE_PROFILE_INGEST="key = value; key = value"
 # (lines added to the [ingest] table, e.g. durability = "every-commit").
 # HG_WRITE_PROFILE_PEDOMETERS=0 leaves the pedometers out (straps only).
+# HG_WRITE_PROFILE_PAGES=1 ends each run with SIGKILL instead of SIGTERM, so the WAL keeps its
+# commits, and prints scripts/wal-pages.py's table for it: which b-trees the commits since the
+# last checkpoint wrote, pages per commit.
 # HG_WRITE_PROFILE_PAGE_SIZE=1024 creates the store with that SQLite page size (an experiment:
 # HealthGate creates stores with SQLite's default, 4096).
 set -euo pipefail
@@ -54,7 +57,7 @@ for flush in "${FLUSHES[@]}"; do
   fi
   "$HG" run --config "$DIR/sim.toml" --db "$DIR/store.sqlite" 2>"$DIR/run.log" &
   RUN=$!
-  python3 - "$RUN" "$DIR/run.log" "$SECS" "$flush" <<'PY'
+  python3 - "$RUN" "$DIR/run.log" "$SECS" "$flush" "${HG_WRITE_PROFILE_PAGES:-}" <<'PY'
 import os, re, sys, time
 pid, log, secs, flush = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
 line_re = re.compile(r"(\d+)/(\d+) straps subscribed.*?(\d+) committed in (\d+) batches.*?(\d+) store commits")
@@ -88,7 +91,13 @@ print(f"flush {flush} ms, {t1 - t0:.0f} s: {samples} samples in {commits} commit
       f"{commits / (t1 - t0):.2f} commits/s); {written} B written = {written / max(1, samples):.0f} B/sample, "
       f"{written / max(1, commits):.0f} B/commit; floor {floor / max(1, samples):.0f} B/sample; ratio {written / max(1, floor):.2f} (goal <= 1.5)",
       flush=True)
+if sys.argv[5] == "1":
+    import signal
+    os.kill(pid, signal.SIGKILL)
 PY
-  kill "$RUN"; wait "$RUN" || true; RUN=
+  kill "$RUN" 2>/dev/null || true; wait "$RUN" 2>/dev/null || true; RUN=
+  if [[ "${HG_WRITE_PROFILE_PAGES:-}" == 1 ]]; then
+    python3 "$(dirname "$0")/wal-pages.py" "$DIR/store.sqlite"
+  fi
   kill "$SIM"; wait "$SIM" 2>/dev/null || true; SIM=
 done
