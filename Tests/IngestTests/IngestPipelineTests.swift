@@ -130,4 +130,54 @@ import HealthGateTesting
         _ = await offThread { p.stop() }
         #expect(throws: IngestError.stopped) { try p.makeRing(name: "late") }
     }
+
+    /// A sink that records when ``SampleSink/finish()`` is called (after which write) and can
+    /// refuse it or every write.
+    final class FinishingSink: SampleSink, @unchecked Sendable {
+        struct State { var writes = 0; var finishedAfter: [Int] = []; var failFinish = false; var failWrites = false }
+        let state = Mutex(State())
+        func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
+            let fail = state.withLock { $0.failWrites }
+            if fail { throw SinkError(.io, "injected EIO on write") }
+            state.withLock { $0.writes += 1 }
+        }
+        func finish() throws(SinkError) -> Bool {
+            let fail = state.withLock { s in s.finishedAfter.append(s.writes); return s.failFinish }
+            if fail { throw SinkError(.io, "injected EIO on finish") }
+            return true
+        }
+    }
+
+    @Test("a clean stop finishes the sink once, after its last batch; a failed finish is reported, not retried")
+    func cleanStopFinishesTheSinkOnce() async throws {
+        for failing in [false, true] {
+            let sink = FinishingSink()
+            sink.state.withLock { $0.failFinish = failing }
+            let reports = Mutex<[String]>([])
+            let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(5)))
+            p.onFinishFailure { reason in reports.withLock { $0.append(reason) } }
+            let ring = try p.makeRing(name: "a")
+            for i in 0..<25 { ring.push(record(UInt64(i))) }
+            p.start()
+            let final = await offThread { p.stop() }
+            let s = sink.state.withLock { $0 }
+            #expect(final.committed == 25)
+            #expect(s.finishedAfter == [s.writes] && s.writes >= 3, "finish after write \(s.finishedAfter) of \(s.writes)")
+            #expect(reports.withLock { $0 } == (failing ? ["I/O error: injected EIO on finish"] : []))
+        }
+    }
+
+    @Test("a writer that gives up on a failing store at the stop deadline does not finish the sink")
+    func abandonedStopDoesNotFinish() async throws {
+        let sink = FinishingSink()
+        sink.state.withLock { $0.failWrites = true }
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(
+            batchSize: 10, flushInterval: .milliseconds(5), retryInterval: .milliseconds(5), stopTimeout: .milliseconds(100)))
+        let ring = try p.makeRing(name: "a")
+        for i in 0..<5 { ring.push(record(UInt64(i))) }
+        p.start()
+        let final = await offThread { p.stop() }
+        #expect(final.committed == 0 && final.abandoned == 5)
+        #expect(sink.state.withLock { $0.finishedAfter }.isEmpty)
+    }
 }
