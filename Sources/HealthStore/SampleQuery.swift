@@ -79,7 +79,7 @@ extension HealthStore {
         try read { db in
             let rows = try sampleRows(db, query)
             let hits = try query.limit.map { try seriesHits(db, query, limit: $0, rows: rows, work: work) }
-                ?? seriesHits(db, query)
+                ?? seriesHits(db, query, work: work)
             if hits.isEmpty { return rows.map(\.sample) }
             return Self.merge(rows, hits, query: query)
         }

@@ -25,9 +25,10 @@ extension HealthStore {
 
     /// The series quantities `q` selects (its sort and limit not applied), lock held. `extra`
     /// adds conditions on the series row (`s.…`) with their arguments; `changedAfter` keeps only
-    /// the chunks written after that change-feed position (the change feed's growth).
+    /// the chunks written after that change-feed position (the change feed's growth). `work`
+    /// counts the chunks decoded (tests).
     func seriesHits(_ db: Connection, _ q: SampleQuery, extra: String? = nil, extraArgs: [SQLValue] = [],
-                    changedAfter: Int64? = nil) throws -> [SeriesHit] {
+                    changedAfter: Int64? = nil, work: StatisticsWork? = nil) throws -> [SeriesHit] {
         var filter = q
         filter.start = nil; filter.end = nil; filter.strictStartDate = false; filter.strictEndDate = false
         let (whereSQL, args) = try whereClause(filter)
@@ -78,6 +79,7 @@ extension HealthStore {
                 do { quantities = try SeriesCodec.decode(bytes) } catch {
                     throw StoreError.corruptRow("series \(r.uuid): \(error)")
                 }
+                work?.chunksDecoded += 1
                 for (k, x) in quantities.enumerated() where range.contains(x) {
                     out.append(SeriesHit(sample: try Self.sample(x, of: r.uuid, type: r.type, source: r.source, device: r.device,
                                                                  location: r.location, index: first + k),
