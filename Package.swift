@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Already in the graph through hummingbird; named for the header names /v1/live reads (Last-Event-ID).
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // Already in the graph through hummingbird; named for TLS in `run`'s [http] table (certificate, key).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.2"),
     ],
     targets: [
         // System libraries: module maps over the C libraries HealthGate links.
@@ -83,8 +85,10 @@ let package = Package(
                 dependencies: ["HealthModel", "HealthStore", .product(name: "Crypto", package: "swift-crypto")]),
         // The HTTP API `serve` answers (issue 13, docs/http-api.md): routes, authorization, metrics.
         .target(name: "HTTPAPI",
-                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits",
+                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits", "Ingest",
                                .product(name: "Hummingbird", package: "hummingbird"),
+                               .product(name: "HummingbirdTLS", package: "hummingbird"),
+                               .product(name: "NIOSSL", package: "swift-nio-ssl"),
                                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                                .product(name: "Prometheus", package: "swift-prometheus"),
                                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -92,6 +96,11 @@ let package = Package(
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.copy("openapi.json")]),
+        // `run` serving the HTTP API (its [http] table): the server fed by the daemon's commit tap,
+        // strap events and counters.
+        .target(name: "DaemonHTTP",
+                dependencies: ["Gateway", "HTTPAPI", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest",
+                               .product(name: "Logging", package: "swift-log")]),
 
         // A child process watched until it exits: status, wall time, peak anonymous memory
         // (RssAnon). Shared by the benchmark and the tests, so not in HealthGateTesting.
@@ -113,7 +122,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI",
+                "AccessTokens", "HTTPAPI", "DaemonHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -19,6 +19,13 @@ package final class GatewayDaemon: Sendable {
     package let straps: [StrapSource]
     private let watcher: PedometerWatcher
     private let config: GatewayConfig
+    private let strapObservers: StrapObservers
+
+    /// Also tells `observer` every strap event, with the strap's local identifier and alias (the
+    /// HTTP API's device states and live stream). Called on the strap's thread: keep it short.
+    package func onStrapEvent(_ observer: @escaping @Sendable (StrapSource.Event, String, String?) -> Void) {
+        strapObservers.add(observer)
+    }
 
     /// Builds the daemon for `config` over `store`; straps with an address connect through
     /// `adapter` (nil: the kernel's choice). A strap's address type is the file's, else the one
@@ -31,6 +38,7 @@ package final class GatewayDaemon: Sendable {
         let registry = StrapRegistry(store: store, logger: logger)
         let eventLog = StrapEventLog(logger: logger)
         let connector = kernelConnector(adapter: adapter)
+        let observers = StrapObservers()
         var straps: [StrapSource] = []
         for s in config.straps {
             if let path = s.socket {
@@ -40,6 +48,7 @@ package final class GatewayDaemon: Sendable {
                 straps.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
                     eventLog.log(e, strap: name)
                     registry.record(e, localIdentifier: local, alias: s.name)
+                    observers.send(e, local, s.name)
                 }) { _ in
                     try SocketATTBearer.connect(unixSocket: path)
                 })
@@ -53,9 +62,11 @@ package final class GatewayDaemon: Sendable {
             straps.append(StrapSource(name: name, localIdentifier: local, alias: s.name, events: { e in
                 eventLog.log(e, strap: name)
                 registry.record(e, localIdentifier: local, address: address.description, addressType: type.rawValue, alias: s.name)
+                observers.send(e, local, s.name)
             }, connect: { try connector(target, $0) }))
         }
         self.straps = straps
+        strapObservers = observers
         watcher = PedometerWatcher(rules: config.pedometers, runner: runtime.runner, logger: logger, store: store)
     }
 
@@ -75,4 +86,11 @@ package final class GatewayDaemon: Sendable {
             return parts.joined(separator: ", ")
         })
     }
+}
+
+/// The daemon's strap-event observers (``GatewayDaemon/onStrapEvent(_:)``).
+private final class StrapObservers: Sendable {
+    private let list = Mutex<[@Sendable (StrapSource.Event, String, String?) -> Void]>([])
+    func add(_ o: @escaping @Sendable (StrapSource.Event, String, String?) -> Void) { list.withLock { $0.append(o) } }
+    func send(_ e: StrapSource.Event, _ local: String, _ alias: String?) { for o in list.withLock({ $0 }) { o(e, local, alias) } }
 }

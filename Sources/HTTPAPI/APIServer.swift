@@ -4,6 +4,8 @@ import HealthModel
 import HealthStore
 import Hummingbird
 import Logging
+import NIOSSL
+import HummingbirdTLS
 import NIOCore
 import ServiceLifecycle
 import Synchronization
@@ -60,7 +62,12 @@ package final class APIServer: Sendable {
 
     package let storePath: String
     let queue: StoreQueue
-    let metrics = ServerMetrics()
+    /// The server's own metrics (`run` records commit latency here).
+    package let metrics = ServerMetrics()
+    let status: (any DaemonStatus)?
+    let tlsConfiguration: TLSConfiguration?
+    /// Whether it serves HTTPS.
+    package var scheme: String { tlsConfiguration == nil ? "http" : "https" }
     /// The event stream of `GET /v1/live`; ``LiveFeed/wake()`` it after a commit, and
     /// ``LiveFeed/publish(device:)`` device events into it.
     package let live: LiveFeed
@@ -72,10 +79,40 @@ package final class APIServer: Sendable {
     private let state: Mutex<(group: ServiceGroup?, stopRequested: Bool)> = Mutex((nil, false))
 
     /// A server for the store at `store.path`. `maxBodyBytes` bounds POST bodies (413 above).
-    /// `liveClientBuffer` is how many events a `/v1/live` client may have waiting before its stream is closed.
+    /// TLS: a PEM certificate chain and private key.
+    package struct TLSFiles: Sendable {
+        package var certificate: String
+        package var key: String
+        package init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    /// A certificate or key that cannot be used.
+    package struct TLSError: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// `liveClientBuffer` is how many events a `/v1/live` client may have waiting before its
+    /// stream is closed; `tls` serves HTTPS; `status` is `run`'s device states and pipeline
+    /// counters (`/v1/devices`, `/metrics`).
+    /// - Throws: ``TLSError`` for unreadable or invalid TLS files.
     package init(store: HealthStore, listen: ListenAddress, maxBodyBytes: Int = APIServer.maxBodyBytes,
-                 liveClientBuffer: Int = 4_096, logger: Logger) throws {
+                 liveClientBuffer: Int = 4_096, tls: TLSFiles? = nil, status: (any DaemonStatus)? = nil, logger: Logger) throws {
         storePath = store.path
+        self.status = status
+        if let tls {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
+                let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
+                tlsConfiguration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            } catch {
+                throw TLSError(description: "the TLS certificate \(tls.certificate) or key \(tls.key) cannot be used (\(error)): give readable PEM files, the certificate chain and its private key.")
+            }
+        } else {
+            tlsConfiguration = nil
+        }
         live = LiveFeed(path: store.path, registry: store.registry, clientBuffer: liveClientBuffer, logger: logger)
         queue = StoreQueue(store: store, empty: try HealthStore(path: ":memory:", registry: store.registry))
         self.listen = listen
@@ -87,7 +124,7 @@ package final class APIServer: Sendable {
     func router() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         router.add(middleware: AnswerMiddleware(metrics: metrics))
-        let routes = Routes(store: queue, registry: queue.store.registry, maxBodyBytes: maxBody, metrics: metrics)
+        let routes = Routes(store: queue, registry: queue.store.registry, maxBodyBytes: maxBody, metrics: metrics, status: status)
         let queue = self.queue
         router.get("/healthz") { _, _ in
             do {
@@ -117,12 +154,13 @@ package final class APIServer: Sendable {
         v1.get("/live", use: LiveRoute(feed: live, registry: queue.store.registry).live)
         let metrics = self.metrics
         let live = self.live
+        let status = self.status
         let path = storePath
         router.group("/metrics").add(middleware: auth).get { _, context in
             guard context.scopes.mayReadMetrics else {
                 throw APIError(.forbidden, "this token may not read /metrics: it needs --admin or --metrics ('healthgate token create').")
             }
-            return JSONResponse.text(metrics.scrape(storePath: path, live: live), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            return JSONResponse.text(metrics.scrape(storePath: path, live: live, status: status), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         return router
     }
@@ -131,16 +169,20 @@ package final class APIServer: Sendable {
     /// gets the bound address (the real port when `listen` asked for port 0).
     package func run(onListening: @escaping @Sendable (ListenAddress) -> Void = { _ in }) async throws {
         let listen = self.listen
-        let app = Application(
-            router: router(),
-            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "HealthGate"),
-            onServerRunning: { channel in
-                var bound = listen
-                bound.port = channel.localAddress?.port ?? listen.port
-                onListening(bound)
-            },
-            logger: logger)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let configuration = ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: "HealthGate")
+        let running: @Sendable (any Channel) async -> Void = { channel in
+            var bound = listen
+            bound.port = channel.localAddress?.port ?? listen.port
+            onListening(bound)
+        }
+        let service: any Service
+        if let tlsConfiguration {
+            service = Application(router: router(), server: try .tls(.http1(), tlsConfiguration: tlsConfiguration),
+                                  configuration: configuration, onServerRunning: running, logger: logger)
+        } else {
+            service = Application(router: router(), configuration: configuration, onServerRunning: running, logger: logger)
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], gracefulShutdownSignals: [], logger: logger))
         let stopEarly = state.withLock { s -> Bool in
             if s.stopRequested { return true }
             s.group = group

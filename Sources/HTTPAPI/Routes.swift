@@ -18,6 +18,8 @@ struct Routes: Sendable {
     let registry: QuantityTypeRegistry
     let maxBodyBytes: Int
     let metrics: ServerMetrics
+    /// `run`'s device states (nil under `serve`).
+    let status: (any DaemonStatus)?
 
     // MARK: Types, sources, devices
 
@@ -83,7 +85,16 @@ struct Routes: Sendable {
 
     func devices(_ request: Request, _ context: APIContext) async throws -> Response {
         _ = try QueryParameters(request, known: [])
-        let list = try await store.run { db in Unsafe(try db.devices().filter { $0.kind != .other }.map(\.jsonObject)) }.value
+        var list = try await store.run { db in Unsafe(try db.devices().filter { $0.kind != .other }.map(\.jsonObject)) }.value
+        if let status {
+            // Served by `run`: each device it manages gets its live state as "connection".
+            let states = Dictionary(status.devices().map { ($0.localIdentifier, $0) }, uniquingKeysWith: { a, _ in a })
+            list = list.map { d in
+                var d = d
+                if let id = d["localIdentifier"] as? String, let state = states[id] { d["connection"] = state.jsonObject }
+                return d
+            }
+        }
         return try JSONResponse.make(list)
     }
 

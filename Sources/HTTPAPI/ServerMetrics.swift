@@ -1,4 +1,5 @@
 import Foundation
+import Ingest
 import Synchronization
 import Prometheus
 
@@ -18,6 +19,7 @@ package final class ServerMetrics: Sendable {
     let started: Gauge
     let liveClients: Gauge
     let liveOverflows: Gauge
+    let commitLatencyHistogram: DurationHistogram
     private let byClass: [Counter]
 
     package init() {
@@ -42,6 +44,11 @@ package final class ServerMetrics: Sendable {
             namespace: "healthgate", subsystem: "store", metricName: "wal_size", unitName: "bytes", helpText: "Size of the store's write-ahead log (-wal)."))
         started = registry.makeGauge(descriptor: name("start_time", "seconds", "When this server started (Unix time)."))
         started.set(to: Date().timeIntervalSince1970)
+        commitLatencyHistogram = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: "commit_latency", unitName: "seconds",
+                                             helpText: "From a committed batch's last sample to its commit (run only)."),
+            buckets: [.milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+                      .seconds(1), .seconds(5)])
         liveClients = registry.makeGauge(descriptor: name("live_clients", "", "Clients connected to /v1/live."))
         liveOverflows = registry.makeGauge(descriptor: name("live_overflows", "total",
             "/v1/live streams closed because their client did not read fast enough (it resumes with Last-Event-ID)."))
@@ -54,8 +61,14 @@ package final class ServerMetrics: Sendable {
         latency.record(duration)
     }
 
-    /// The text of a scrape, after reading the store's file sizes.
-    func scrape(storePath: String, live: LiveFeed) -> String {
+    /// Records how long a committed batch's last sample waited for its commit (`run`'s commit tap).
+    package func commitLatency(seconds: Double) {
+        commitLatencyHistogram.record(.nanoseconds(Int64(max(0, seconds) * 1e9)))
+    }
+
+    /// The text of a scrape, after reading the store's file sizes (and `run`'s figures).
+    func scrape(storePath: String, live: LiveFeed, status: (any DaemonStatus)? = nil) -> String {
+        if let status { record(status) }
         func size(_ p: String) -> Double {
             ((try? FileManager.default.attributesOfItem(atPath: p))?[.size] as? NSNumber)?.doubleValue ?? 0
         }
@@ -64,5 +77,34 @@ package final class ServerMetrics: Sendable {
         liveClients.set(to: Double(live.clientCount))
         liveOverflows.set(to: Double(live.overflows.load(ordering: .relaxed)))
         return registry.emitToString()
+    }
+
+    /// `run`'s pipeline counters and per-device figures, as gauges set at scrape time.
+    private func record(_ status: any DaemonStatus) {
+        let p = status.pipeline()
+        func pipeline(_ n: String, _ unit: String, _ help: String, _ v: UInt64) {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n, unitName: unit, helpText: help))
+                .set(to: Double(v))
+        }
+        pipeline("pushed", "total", "Samples pushed by all sources.", p.pushed)
+        pipeline("committed", "total", "Samples committed to the store.", p.committed)
+        pipeline("spilled", "total", "Samples that went through an overflow list (not lost).", p.spilled)
+        pipeline("dropped", "total", "Samples dropped because a ring and its overflow list were full.", p.dropped)
+        pipeline("rejected", "total", "Samples refused as implausible.", p.rejected)
+        pipeline("failed_writes", "total", "Failed commit attempts (each retried).", p.failedWrites)
+        pipeline("batches", "total", "Transactions committed.", p.batches)
+        pipeline("ring_depth", "", "Samples waiting in rings and overflow lists.", p.pending)
+        pipeline("held", "", "Samples the writer holds in its batch or backlog.", p.held)
+        let now = Date()
+        for d in status.devices() {
+            let labels = [("device", d.localIdentifier), ("name", d.name), ("kind", d.kind)]
+            func device(_ n: String, _ unit: String, _ help: String, _ v: Double) {
+                registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "device", metricName: n, unitName: unit, helpText: help),
+                                   labels: labels).set(to: v)
+            }
+            if let c = d.connected { device("connected", "", "1 while the device is connected.", c ? 1 : 0) }
+            if let b = d.battery { device("battery", "percent", "Battery level.", Double(b)) }
+            if let t = d.lastSample { device("last_sample_age", "seconds", "Seconds since its last committed sample ended.", now.timeIntervalSince(t)) }
+        }
     }
 }

@@ -103,8 +103,25 @@ package struct GatewayConfig: Sendable, Equatable {
         }
     }
 
+    /// The HTTP API `run` serves (`[http]`; docs/http-api.md, "Serving from run").
+    package struct HTTP: Sendable, Equatable {
+        /// `HOST:PORT` (`listen`, default loopback port 8080); checked when `run` starts serving.
+        package var listen = "127.0.0.1:8080"
+        /// PEM certificate chain and private key files (`certificate`, `key`): both for TLS, or neither.
+        package var certificate: String?
+        package var key: String?
+        /// `allow_plain_http`: a non-loopback address without TLS must say so.
+        package var allowPlainHTTP = false
+        /// `max_body_bytes` and `live_client_buffer`, as `serve`'s options (nil: their defaults).
+        package var maxBodyBytes: Int?
+        package var liveClientBuffer: Int?
+        package init() {}
+    }
+
     /// The file this came from (for messages).
     package var file: String
+    /// The HTTP API to serve (`[http]`), or nil: none.
+    package var http: HTTP?
     /// Database path; nil means the CLI default (`--db`, `$HEALTHGATE_DB`, XDG).
     package var databasePath: String?
     /// Ring, batch and overflow settings.
@@ -285,7 +302,7 @@ private struct Parser {
 
     mutating func read(_ root: TOMLTable) throws(ConfigError) -> GatewayConfig {
         var c = GatewayConfig(file: file)
-        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "match", "profiles", "status_interval"], at: Place())
+        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "match", "profiles", "status_interval", "http"], at: Place())
         c.statusInterval = try int(root, "status_interval", at: Place(), range: 1...86_400) ?? c.statusInterval
 
         if let v = root["store"] {
@@ -293,6 +310,27 @@ private struct Parser {
             guard let t = v.table else { throw fail(Place(key: "store"), "expected a [store] table") }
             try checkKeys(t, allowed: ["path"], at: place)
             c.databasePath = try string(t, "path", at: place)
+        }
+
+        if let v = root["http"] {
+            let place = Place(table: "http")
+            guard let t = v.table else { throw fail(Place(key: "http"), "expected an [http] table") }
+            try checkKeys(t, allowed: ["listen", "certificate", "key", "allow_plain_http", "max_body_bytes", "live_client_buffer"], at: place)
+            var h = GatewayConfig.HTTP()
+            h.listen = try string(t, "listen", at: place) ?? h.listen
+            h.certificate = try string(t, "certificate", at: place)
+            h.key = try string(t, "key", at: place)
+            if (h.certificate == nil) != (h.key == nil) {
+                throw fail(Place(table: "http", key: h.certificate == nil ? "certificate" : "key"),
+                           "TLS needs both 'certificate' and 'key' (PEM files); give both, or neither for plain HTTP")
+            }
+            if let b = t["allow_plain_http"] {
+                guard let flag = b.bool else { throw fail(Place(table: "http", key: "allow_plain_http"), "expected true or false") }
+                h.allowPlainHTTP = flag
+            }
+            h.maxBodyBytes = try int(t, "max_body_bytes", at: place, range: 1024...(1 << 30))
+            h.liveClientBuffer = try int(t, "live_client_buffer", at: place, range: 16...1_000_000)
+            c.http = h
         }
 
         if let v = root["ingest"] {

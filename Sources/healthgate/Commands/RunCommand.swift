@@ -1,6 +1,7 @@
 import ArgumentParser
 import BluetoothLinux
 import Foundation
+import DaemonHTTP
 import Gateway
 import HealthModel
 import HealthStore
@@ -34,6 +35,10 @@ struct RunCommand: ParsableCommand {
             One daemon per store: run holds a lock on <db>.daemon while it lives, so `healthgate \
             live` shows the daemon's readings instead of competing for the straps, and a second \
             run on the same database is refused.
+
+            With an [http] table it also serves the HTTP API of `healthgate serve` (with TLS when \
+            certificate and key are given), plus the daemon's device states, device events on \
+            /v1/live and its pipeline counters on /metrics (docs/http-api.md).
 
             Exit codes: 0 stopped cleanly, 78 configuration error (the message names file and \
             line), 74 the store could not be opened or written at shutdown, 75 another run already \
@@ -72,6 +77,12 @@ struct RunCommand: ParsableCommand {
             do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }
         }
         let daemon = try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger)
+        // The HTTP API when the file has an [http] table (docs/http-api.md, "Serving from run").
+        let http: DaemonHTTP?
+        do { http = try cfg.http.map { try DaemonHTTP.serve($0, file: config, store: db, daemon: daemon, logger: logger) } } catch let e as DaemonHTTP.SetupError {
+            throw CLIFailure("\(e)", code: e.code == 69 ? .unavailable : .config)
+        }
+        defer { http?.stop() }
         logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
         let final = try daemon.run()
         if final.abandoned > 0 {

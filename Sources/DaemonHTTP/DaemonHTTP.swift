@@ -1,0 +1,111 @@
+import Foundation
+import Gateway
+import HTTPAPI
+import HealthGateConfiguration
+import HealthModel
+import HealthStore
+import Ingest
+import Logging
+import Synchronization
+
+/// `healthgate run` serving the HTTP API (its configuration's `[http]` table; docs/http-api.md,
+/// "Serving from run"): the same ``HTTPAPI/APIServer`` as `serve`, woken by the pipeline's commit
+/// tap, with the daemon's device states, device events and pipeline counters.
+package final class DaemonHTTP: Sendable {
+    /// The server.
+    package let server: APIServer
+    private let board: DeviceBoard
+    private let finished = DispatchSemaphore(value: 0)
+    private let outcome = Mutex<Result<ListenAddress, any Error>?>(nil)
+    private let listening = DispatchSemaphore(value: 0)
+
+    /// Why the `[http]` table cannot be served.
+    package struct SetupError: Error, CustomStringConvertible {
+        /// The sentence.
+        package let description: String
+        /// Its sysexits code: 78 a configuration error, 69 the address cannot be bound.
+        package var code: Int32 = 78
+    }
+
+    /// Prepares the server for `settings` over `store`, fed by `daemon`.
+    /// - Throws: ``SetupError`` (a configuration error: exit 78) for a bad address, a
+    ///   non-loopback plain listen without `allow_plain_http`, unreadable TLS files.
+    package init(settings: GatewayConfig.HTTP, file: String, store: HealthStore, daemon: GatewayDaemon, logger: Logger) throws {
+        let address: ListenAddress
+        do { address = try ListenAddress(parsing: settings.listen) } catch {
+            throw SetupError(description: "\(file): [http] listen = \"\(settings.listen)\" is not HOST:PORT: use e.g. \"127.0.0.1:8080\", \"[::1]:8080\" or \"0.0.0.0:8443\" (port 0 picks a free one).")
+        }
+        var tls: APIServer.TLSFiles?
+        if let certificate = settings.certificate, let key = settings.key {
+            tls = APIServer.TLSFiles(certificate: certificate, key: key)
+        }
+        if !address.isLoopback, tls == nil {
+            guard settings.allowPlainHTTP else {
+                throw SetupError(description: "\(file): [http] listen = \"\(settings.listen)\" is reachable from other machines, and without TLS tokens and health data would cross the network in clear text: set certificate and key (PEM files), or allow_plain_http = true for a trusted LAN, or listen on 127.0.0.1.")
+            }
+            logger.warning("serving plain HTTP on \(address): tokens and health data cross the network unencrypted (allow_plain_http = true in \(file))")
+        }
+        board = DeviceBoard(daemon: daemon)
+        do {
+            server = try APIServer(store: store, listen: address, maxBodyBytes: settings.maxBodyBytes ?? APIServer.maxBodyBytes,
+                                   liveClientBuffer: settings.liveClientBuffer ?? 4_096, tls: tls, status: board, logger: logger)
+        } catch let e as APIServer.TLSError {
+            throw SetupError(description: "\(file): [http] \(e)")
+        }
+        let (live, metrics) = (server.live, server.metrics)
+        board.onDeviceEvent = { live.publish(device: $0) }
+        let heartRateSlot = try? daemon.runtime.pipeline.slots.slot(for: .heartRate)
+        daemon.runtime.pipeline.addObserver { [board] batch in
+            board.committed(batch, heartRateSlot: heartRateSlot)
+            if let last = batch.records.last {
+                metrics.commitLatency(seconds: Date().timeIntervalSince1970 - last.end)
+            }
+            live.wake()
+        }
+    }
+
+    /// Starts serving on a task of its own and waits (this thread, never a pool thread) until it
+    /// listens or fails, at most 30 s.
+    /// - Returns: the bound address (the real port when `listen` asked for port 0).
+    package func start() throws -> ListenAddress {
+        let server = self.server
+        Task { [self] in
+            do {
+                try await server.run { [self] bound in
+                    outcome.withLock { $0 = $0 ?? .success(bound) }
+                    listening.signal()
+                }
+            } catch {
+                outcome.withLock { $0 = $0 ?? .failure(error) }
+                listening.signal()
+            }
+            finished.signal()
+        }
+        if listening.wait(timeout: .now() + 30) == .timedOut {
+            throw SetupError(description: "the HTTP API did not start listening within 30 s")
+        }
+        return try outcome.withLock { $0! }.get()
+    }
+
+    /// Sets up and starts the server for `run` (``init(settings:file:store:daemon:logger:)``,
+    /// ``start()``), logging where it listens.
+    /// - Throws: ``SetupError`` with ``SetupError/code`` 78 (configuration) or 69 (cannot listen).
+    package static func serve(_ settings: GatewayConfig.HTTP, file: String, store: HealthStore, daemon: GatewayDaemon,
+                              logger: Logger) throws -> DaemonHTTP {
+        let http = try DaemonHTTP(settings: settings, file: file, store: store, daemon: daemon, logger: logger)
+        let bound: ListenAddress
+        do { bound = try http.start() } catch {
+            throw SetupError(description: "the HTTP API could not listen on \(settings.listen) (\(error)); another program may use the port: choose another [http] listen in \(file).", code: 69)
+        }
+        logger.notice("healthgate run: serving the HTTP API on \(http.server.scheme)://\(bound)")
+        return http
+    }
+
+    /// Stops gracefully (requests in flight are answered, live streams end) and waits for the
+    /// server to finish, at most `timeout`. Call from a plain thread (it blocks).
+    package func stop(timeout: Double = 15) {
+        let server = self.server
+        Task { await server.shutdown() }
+        _ = finished.wait(timeout: .now() + timeout)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HealthModel
+import Ingest
+
+/// What `healthgate run` knows beyond the store, for `/v1/devices` and `/metrics` when it serves
+/// the API (docs/http-api.md, "Serving from run"): each managed device's live state and the
+/// ingest pipeline's counters. `serve` has none.
+package protocol DaemonStatus: Sendable {
+    /// The devices the daemon manages, now.
+    func devices() -> [ManagedDevice]
+    /// The pipeline's counters now.
+    func pipeline() -> IngestStats
+}
+
+/// A device the daemon manages and what it knows of it now.
+package struct ManagedDevice: Sendable, Equatable {
+    /// The registry's key for it (`socket:/path`, a Bluetooth address, a pedometer id).
+    package var localIdentifier: String
+    /// Its name for people (the configured alias, else the device's name).
+    package var name: String
+    /// `strap` or `pedometer`.
+    package var kind: String
+    /// Whether it is connected (straps; nil where the daemon does not track it: pedometers).
+    package var connected: Bool?
+    /// Battery level in percent, when the device reports it.
+    package var battery: Int?
+    /// When its last sample was committed (its end time).
+    package var lastSample: Date?
+    /// The sensor contact its last heart-rate sample reported (nil: the strap does not say).
+    package var contact: Bool?
+    /// Its last heart rate, count/min.
+    package var heartRate: Double?
+
+    package init(localIdentifier: String, name: String, kind: String, connected: Bool?, battery: Int? = nil,
+                 lastSample: Date? = nil, contact: Bool? = nil, heartRate: Double? = nil) {
+        self.localIdentifier = localIdentifier
+        self.name = name
+        self.kind = kind
+        self.connected = connected
+        self.battery = battery
+        self.lastSample = lastSample
+        self.contact = contact
+        self.heartRate = heartRate
+    }
+
+    /// The `connection` object `/v1/devices` adds to the device's registry entry.
+    package var jsonObject: [String: Any] {
+        var o: [String: Any] = ["kind": kind, "name": name]
+        if let connected { o["connected"] = connected }
+        if let battery { o["battery"] = battery }
+        if let lastSample { o["lastSample"] = ISO8601.string(lastSample) }
+        if let contact { o["contact"] = contact }
+        if let heartRate { o["heartRate"] = heartRate }
+        return o
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import HealthGateTesting
+import Testing
+
+/// `healthgate run` with an `[http]` table: simulated straps (`healthgate simulate`), the API
+/// over TLS with a throwaway certificate made by openssl, and the refusal of a plain
+/// non-loopback listen.
+@Suite("healthgate run serving the HTTP API ([http]): TLS, device states, metrics, live samples", .serialized)
+struct RunServesTests {
+    /// A child `healthgate` whose stderr is collected.
+    final class Child: @unchecked Sendable {
+        let process = Process()
+        private let lock = NSLock()
+        private var err = ""
+        init(_ args: [String]) throws {
+            process.executableURL = HealthGateExecutable.url
+            process.arguments = args
+            let pipe = Pipe()
+            process.standardError = pipe
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            for h in [pipe.fileHandleForReading, out.fileHandleForReading] {
+                Thread.detachNewThread { [self] in
+                    while true {
+                        let d = h.availableData
+                        if d.isEmpty { return }
+                        lock.lock(); err += String(decoding: d, as: UTF8.self); lock.unlock()
+                    }
+                }
+            }
+        }
+        var output: String { lock.lock(); defer { lock.unlock() }; return err }
+        func waitFor(_ text: String, seconds: Double) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline, process.isRunning {
+                if output.contains(text) { return true }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            return output.contains(text)
+        }
+        /// SIGTERM (or `signal`), then a bounded wait; SIGKILL at the bound.
+        func stop(_ signal: Int32 = SIGTERM, seconds: Double = 60) -> Int32 {
+            if process.isRunning { kill(process.processIdentifier, signal) }
+            let deadline = Date().addingTimeInterval(seconds)
+            while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+    }
+
+    static func curl(_ args: [String]) async throws -> String {
+        let a = args
+        return try await offThread {
+            try HealthGateExecutable.run(["-s", "-S", "--max-time", "20"] + a, timeout: .seconds(40),
+                                         launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
+        }
+    }
+
+    @Test("run answers over TLS: devices with their connection state, pipeline metrics, live heart rate; SIGTERM stops it with 0")
+    func tls() async throws {
+        let db = TempStore()
+        let dir = db.dir.path
+        let made = try await offThread {
+            try HealthGateExecutable.run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                          "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem", "-days", "1",
+                                          "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                                         timeout: .seconds(60), launcher: URL(fileURLWithPath: "/usr/bin/openssl"))
+        }
+        #expect(made.status == 0, "\(made.stderr)")
+        let token = try await makeToken(db.path, ["--name", "coach", "--read", "all", "--admin"])
+        let sim = try Child(["simulate", "--straps", "2", "--rate", "4", "--dir", dir + "/s", "--config-out", dir + "/sim.toml"])
+        #expect(await offThread { sim.waitFor("\n", seconds: 120) }, "simulate printed nothing: \(sim.output)")
+        var config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
+        config += "\n[http]\nlisten = \"127.0.0.1:0\"\ncertificate = \"\(dir)/cert.pem\"\nkey = \"\(dir)/key.pem\"\n"
+        try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
+        let run = try Child(["run", "--config", dir + "/run.toml", "--db", db.path])
+        #expect(await offThread { run.waitFor("serving the HTTP API on https://", seconds: 120) }, "\(run.output)")
+        let line = try #require(run.output.components(separatedBy: "\n").first { $0.contains("serving the HTTP API on https://") })
+        let base = try #require(line.range(of: "https://").map { String(line[$0.lowerBound...]).trimmingCharacters(in: .whitespaces) })
+        let auth = ["--cacert", dir + "/cert.pem", "-H", "Authorization: Bearer \(token)"]
+
+        // Both straps connected and notifying, as the daemon sees them.
+        var devices: [[String: Any]] = []
+        for _ in 0..<120 {
+            devices = (json(try await Self.curl(auth + [base + "/v1/devices"])) as? [[String: Any]]) ?? []
+            let states = devices.compactMap { $0["connection"] as? [String: Any] }
+            if states.count == 2, states.allSatisfy({ $0["connected"] as? Bool == true && $0["heartRate"] != nil }) { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let states = devices.compactMap { $0["connection"] as? [String: Any] }
+        #expect(states.count == 2 && states.allSatisfy { $0["connected"] as? Bool == true && $0["heartRate"] != nil }, "\(devices)")
+
+        let metrics = try await Self.curl(auth + [base + "/metrics"])
+        #expect(metrics.contains("healthgate_ingest_committed_total"), "\(metrics.prefix(2000))")
+        #expect(metrics.contains("healthgate_ingest_ring_depth"))
+        #expect(metrics.contains("healthgate_device_connected{"))
+        #expect(metrics.contains("healthgate_ingest_commit_latency_seconds_bucket"))
+
+        // The live stream carries the straps' heart rate as it is committed.
+        let live = try await offThread {
+            try HealthGateExecutable.run(["-s", "-N", "--max-time", "3"] + auth + [base + "/v1/live?type=heartRate"],
+                                         timeout: .seconds(30), launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
+        }
+        #expect(live.contains("event: sample") && live.contains("\"type\":\"heartRate\""), "\(live.prefix(2000))")
+        // Plain HTTP to the TLS port is not served.
+        let plain = try await Self.curl(["-o", "/dev/null", "-w", "%{http_code}", base.replacingOccurrences(of: "https://", with: "http://") + "/healthz"])
+        #expect(plain != "200")
+
+        #expect(await offThread { run.stop() } == 0, "\(run.output)")
+        #expect(await offThread { sim.stop() } == 0)
+    }
+
+    @Test("a non-loopback plain listen without allow_plain_http is refused with 78 and one sentence")
+    func plainRefused() async throws {
+        let db = TempStore()
+        let file = db.dir.path + "/run.toml"
+        try "[http]\nlisten = \"0.0.0.0:0\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try await CLI.run(["run", "--config", file, "--db", db.path])
+        #expect(r.status == 78, "\(r.stderr)")
+        #expect(r.stderr.contains("allow_plain_http = true") && r.stderr.contains("clear text"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        try "[http]\ncertificate = \"/nonexistent.pem\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let half = try await CLI.run(["run", "--config", file, "--db", db.path])
+        #expect(half.status == 78 && half.stderr.contains("both 'certificate' and 'key'"), "\(half.stderr)")
+    }
+}
