@@ -60,7 +60,7 @@ struct RunServesTests {
         }
     }
 
-    @Test("run answers over TLS: devices with their connection state, pipeline metrics, live heart rate; SIGTERM stops it with 0")
+    @Test("run answers over TLS: devices with their connection state, pipeline metrics, live heart rate and disconnect events; SIGTERM stops it with 0")
     func tls() async throws {
         let db = TempStore()
         let dir = db.dir.path
@@ -110,8 +110,18 @@ struct RunServesTests {
         let plain = try await Self.curl(["-o", "/dev/null", "-w", "%{http_code}", base.replacingOccurrences(of: "https://", with: "http://") + "/healthz"])
         #expect(plain != "200")
 
-        #expect(await offThread { run.stop() } == 0, "\(run.output)")
+        // Device events: the simulator going away disconnects both straps, on the stream.
+        let liveArgs = ["-s", "-N", "--max-time", "10"] + auth + [base + "/v1/live"]
+        async let events = offThread {
+            try HealthGateExecutable.run(liveArgs, timeout: .seconds(30), launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
+        }
+        try await Task.sleep(for: .seconds(2))
         #expect(await offThread { sim.stop() } == 0)
+        let deviceEvents = try await events
+        let disconnected = deviceEvents.components(separatedBy: "\n\n").filter { $0.contains("event: device") && $0.contains("\"event\":\"disconnected\"") }
+        #expect(disconnected.count >= 2, "\(deviceEvents.suffix(3000))")
+
+        #expect(await offThread { run.stop() } == 0, "\(run.output)")
     }
 
     @Test("a non-loopback plain listen without allow_plain_http is refused with 78 and one sentence")
