@@ -113,10 +113,7 @@ extension HealthStore {
                 guard let r = series else { break }
                 let first = chunks.int(0)
                 let bytes = [UInt8](chunks.data(3) ?? Data())
-                let quantities: [SeriesQuantity]
-                do { quantities = try SeriesCodec.decode(bytes) } catch {
-                    throw StoreError.corruptRow("series \(r.uuid): \(error)")
-                }
+                let quantities = try SeriesCodec.decodeStored(bytes, "series \(r.uuid)")
                 work?.chunksDecoded += 1
                 for (k, x) in quantities.enumerated() where range.contains(x) {
                     let own = SampleOrderKey(date: date(x.start, x.end), group: 1, id: seriesID, index: first + k)

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import HealthModel
 import Testing
@@ -45,18 +44,8 @@ struct CoveringIndexMigrationTests {
     static let rollupsSQL = "SELECT slot || '|' || source_id || '|' || count || '|' || quote(sum) || '|' || quote(min_start) || '|' || quote(max_end) FROM sample_rollups ORDER BY type_id, slot, source_id"
     static let decodeSQL = "EXPLAIN QUERY PLAN SELECT s.value, s.start, s.\"end\", s.source_id, s.id FROM samples s WHERE s.type_id = 1 AND s.start >= 0 AND s.start < 1e10 ORDER BY s.start, s.id"
 
-    /// The `detail` column of `EXPLAIN QUERY PLAN sql`, every step, through the C API.
-    static func plan(_ path: String, _ sql: String) -> [String] {
-        var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return [] }
-        defer { sqlite3_close(db) }
-        var st: OpaquePointer?
-        guard sqlite3_prepare_v2(db, sql, -1, &st, nil) == SQLITE_OK else { return [] }
-        defer { sqlite3_finalize(st) }
-        var out: [String] = []
-        while sqlite3_step(st) == SQLITE_ROW { out.append(sqlite3_column_text(st, 3).map { String(cString: $0) } ?? "NULL") }
-        return out
-    }
+    /// The `detail` column of `EXPLAIN QUERY PLAN sql`, every step.
+    static func plan(_ path: String, _ sql: String) -> [String] { SeriesMigrationTests.strings(path, sql, column: 3) }
 
     static let samplesPlanSQL = "EXPLAIN QUERY PLAN SELECT s.uuid, s.metadata FROM samples s WHERE s.type_id = 1 AND s.start >= 0 ORDER BY s.start DESC, s.id DESC LIMIT 5"
 

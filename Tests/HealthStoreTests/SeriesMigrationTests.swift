@@ -200,8 +200,9 @@ COMMIT;
 {"device":{"localIdentifier":"AA:BB:CC:DD:EE:01","manufacturer":"HealthGate","model":"SIM-HR1","name":"Sim Strap 1"},"end":"2026-09-21T14:13:49.009Z","metadata":{"sensorContact":"detected"},"rrIntervals":{"precededByGap":false,"ticks":[690]},"source":"HealthGate BLE","sourceIdentifier":"org.healthgate.ble","start":"2026-09-21T14:13:49.009Z","type":"heartRate","unit":"count/min","uuid":"01a20b71-4e41-70f2-a4b5-972ae7629206","value":89}
 """#
 
-    /// The first column of every row `sql` gives, as text, read through the C API.
-    static func strings(_ path: String, _ sql: String) -> [String] {
+    /// Column `column` (the first unless given) of every row `sql` gives, as text, read through
+    /// the C API. For `EXPLAIN QUERY PLAN`, the plan's text is column 3.
+    static func strings(_ path: String, _ sql: String, column: Int32 = 0) -> [String] {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return [] }
         defer { sqlite3_close(db) }
@@ -209,7 +210,7 @@ COMMIT;
         guard sqlite3_prepare_v2(db, sql, -1, &st, nil) == SQLITE_OK else { return [] }
         defer { sqlite3_finalize(st) }
         var out: [String] = []
-        while sqlite3_step(st) == SQLITE_ROW { out.append(sqlite3_column_text(st, 0).map { String(cString: $0) } ?? "NULL") }
+        while sqlite3_step(st) == SQLITE_ROW { out.append(sqlite3_column_text(st, column).map { String(cString: $0) } ?? "NULL") }
         return out
     }
 

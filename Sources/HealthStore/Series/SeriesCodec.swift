@@ -175,6 +175,15 @@ enum SeriesCodec {
 
     // MARK: Decoding
 
+    /// The quantities of a chunk read back from the store; `what` names the chunk (its series)
+    /// in the error.
+    /// - Throws: ``StoreError/corruptRow(_:)`` when the bytes are not a chunk this codec wrote.
+    static func decodeStored(_ bytes: [UInt8], _ what: @autoclosure () -> String) throws -> [SeriesQuantity] {
+        do { return try decode(bytes) } catch {
+            throw StoreError.corruptRow("\(what()): \(error)")
+        }
+    }
+
     /// The quantities of a chunk.
     /// - Throws: ``SeriesCodecError`` when the bytes are not a chunk this codec wrote.
     static func decode(_ bytes: [UInt8]) throws(SeriesCodecError) -> [SeriesQuantity] {

@@ -75,10 +75,7 @@ extension HealthStore {
             while try chunks.step() {
                 let first = chunks.int(0)
                 let bytes = [UInt8](chunks.data(1) ?? Data())
-                let quantities: [SeriesQuantity]
-                do { quantities = try SeriesCodec.decode(bytes) } catch {
-                    throw StoreError.corruptRow("series \(r.uuid): \(error)")
-                }
+                let quantities = try SeriesCodec.decodeStored(bytes, "series \(r.uuid)")
                 work?.chunksDecoded += 1
                 for (k, x) in quantities.enumerated() where range.contains(x) {
                     out.append(SeriesHit(sample: try Self.sample(x, of: r.uuid, type: r.type, source: r.source, device: r.device,

@@ -117,10 +117,7 @@ enum SeriesStatistics {
 
     /// The quantities of `c` that match `range`, as statistics points, in index order.
     static func decode(_ c: ChunkBlock, bytes: [UInt8], range: QuantityRange) throws -> [StatPoint] {
-        let quantities: [SeriesQuantity]
-        do { quantities = try SeriesCodec.decode(bytes) } catch {
-            throw StoreError.corruptRow("a chunk of series row \(c.seriesID) (seq \(c.seq)): \(error)")
-        }
+        let quantities = try SeriesCodec.decodeStored(bytes, "a chunk of series row \(c.seriesID) (seq \(c.seq))")
         var out: [StatPoint] = []
         out.reserveCapacity(quantities.count)
         for (k, x) in quantities.enumerated() where range.contains(x) {
