@@ -42,23 +42,8 @@ extension HealthStore {
         sql += " ORDER BY s.id"
         let st = try db.prepare(sql, cached: false)
         st.bind(all: allArgs)
-        struct Row { var id: Int64; var uuid: UUID; var type: QuantityType; var source: Source; var device: Device?
-                     var location: HeartRateSensorLocation?; var changeSeq: Int64; var sourceID: Int64 }
-        var rows: [Row] = []
-        while try st.step() {
-            guard let uuid = st.uuid(1) else { throw StoreError.corruptRow("a series' uuid is not 16 bytes") }
-            var device: Device?
-            if !st.isNull(14) {
-                device = Device(name: st.string(6), manufacturer: st.string(7), model: st.string(8),
-                                hardwareVersion: st.string(9), firmwareVersion: st.string(10),
-                                softwareVersion: st.string(11), localIdentifier: st.string(12),
-                                udiDeviceIdentifier: st.string(13))
-            }
-            rows.append(Row(id: st.int64(0), uuid: uuid, type: try type(id: st.int64(2)),
-                            source: Source(name: st.string(3) ?? "?", identifier: st.string(4), version: st.string(5)),
-                            device: device, location: st.optionalInt(15).flatMap(HeartRateSensorLocation.init(rawValue:)),
-                            changeSeq: st.int64(16), sourceID: st.int64(17)))
-        }
+        var rows: [(id: Int64, info: SeriesRowInfo)] = []
+        while try st.step() { rows.append((st.int64(0), try seriesRowInfo(st))) }
         guard !rows.isEmpty else { return [] }
         var chunkSQL = "SELECT first_index, data FROM series_chunks WHERE series_id = ?"
         var chunkArgs: [SQLValue] = []
@@ -69,9 +54,9 @@ extension HealthStore {
         let chunks = try db.prepare(chunkSQL)
         let range = QuantityRange(q)
         var out: [SeriesHit] = []
-        for r in rows {
+        for (id, r) in rows {
             chunks.reset()
-            chunks.bind(all: [.int(r.id)] + chunkArgs)
+            chunks.bind(all: [.int(id)] + chunkArgs)
             while try chunks.step() {
                 let first = chunks.int(0)
                 let bytes = [UInt8](chunks.data(1) ?? Data())
@@ -80,28 +65,11 @@ extension HealthStore {
                 for (k, x) in quantities.enumerated() where range.contains(x) {
                     out.append(SeriesHit(sample: try Self.sample(x, of: r.uuid, type: r.type, source: r.source, device: r.device,
                                                                  location: r.location, index: first + k),
-                                         seriesID: r.id, index: first + k, changeSeq: r.changeSeq, sourceID: r.sourceID))
+                                         seriesID: id, index: first + k, changeSeq: r.changeSeq, sourceID: r.sourceID))
                 }
             }
         }
         return out
-    }
-
-    /// Whether any quantity series of the query's type may lie in its range (a loose test on
-    /// the series' earliest start and latest end): statistics then take the path that reads
-    /// series (``seriesStatPoints(_:_:)``).
-    func hasSeries(_ query: StatisticsQuery) throws -> Bool {
-        try read { db in
-            var sql = "SELECT 1 FROM series WHERE type_id = ?"
-            var args: [SQLValue] = [.int(try typeID(query.type))]
-            if let e = query.end { sql += " AND start < ?"; args.append(.double(e.timeIntervalSince1970)) }
-            if let b = query.start { sql += " AND \"end\" >= ?"; args.append(.double(b.timeIntervalSince1970)) }
-            let st = try db.prepare(sql + " LIMIT 1", cached: false)
-            st.bind(all: args)
-            let found = try st.step()
-            st.reset()
-            return found
-        }
     }
 
     /// The series quantities `q` selects as statistics points (lock held). A point's `id`
