@@ -18,9 +18,10 @@ struct StrapRecordingTests {
                                            maxNotifications: maxNotifications, transactionTimeout: .seconds(5),
                                            logger: Logger(label: "test")) { events.append($0) }
         // A watchdog: a broken test fails instead of hanging on a count that is never reached. Its
-        // 30 s start when the recording does (the task waits for the cooperative pool first).
+        // 300 s start when the recording does (the task waits for the cooperative pool first); a
+        // hang guard only, generous for the one-thread pass on a loaded machine.
         return (recording, Task { try await offThread {
-            DispatchQueue.global().asyncAfter(deadline: .now() + 30) { recording.stop() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 300) { recording.stop() }
             return try recording.run(trapsSignals: false)
         } })
     }

@@ -51,10 +51,12 @@ struct StrapSessionTests {
                                         maxNotifications: maxNotifications, transactionTimeout: .seconds(5),
                                         logger: Logger(label: "test")) { events.append($0) }
         // A watchdog: a broken test fails instead of hanging on a count that is never reached. Its
-        // 30 s start when the session does: the task waits for the cooperative pool, which other
-        // suites' synchronous work can hold longer than that in the one-thread pass.
+        // 300 s start when the session does (the task waits for the cooperative pool first). It is
+        // only a hang guard: every test stops its session itself after bounded waits, and in the
+        // one-thread pass on a loaded machine a whole test (connect, reconnect, five readings) took
+        // longer than 30 s, so a 30 s watchdog stopped the session mid-test.
         let task = Task { try await offThread { () throws -> StrapSessionSummary in
-            DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 300) { session.stop(reason: "watchdog") }
             return try session.run(trapsSignals: false)
         } }
         return ({ session.stop() }, task, events)
@@ -271,7 +273,7 @@ struct StrapSessionTests {
                                        sink: try FlakySink(store), configuration: config, policy: Self.fast,
                                        transactionTimeout: .seconds(5), logger: logger) { events.append($0) }
         let task = Task { try await offThread { () throws -> StrapSessionSummary in
-            DispatchQueue.global().asyncAfter(deadline: .now() + 30) { session.stop(reason: "watchdog") }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 300) { session.stop(reason: "watchdog") }
             return try session.run(trapsSignals: false)
         } }
         #expect(await strapSubscribed(strap))
