@@ -12,7 +12,8 @@
 # Usage: scripts/write-profile.sh [path/to/healthgate] [seconds] [flush_ms ...]
 #        (default: .build/release or debug, 60 s, 250 ms = the shipped default)
 # Extra `healthgate run` settings for the runs: HG_WRITE_PROFILE_INGEST="key = value; key = value"
-# (lines added to the [ingest] table, e.g. durability = "every-commit").
+# (lines added to the [ingest] table, e.g. durability = "every-commit" or sync_interval_ms = 0;
+# printed with the result).
 # HG_WRITE_PROFILE_PEDOMETERS=0 leaves the pedometers out (straps only).
 # HG_WRITE_PROFILE_PAGES=1 ends each run with SIGKILL instead of SIGTERM, so the WAL keeps its
 # commits, and prints scripts/wal-pages.py's table for it: which b-trees the commits since the
@@ -57,9 +58,10 @@ for flush in "${FLUSHES[@]}"; do
   fi
   "$HG" run --config "$DIR/sim.toml" --db "$DIR/store.sqlite" 2>"$DIR/run.log" &
   RUN=$!
-  python3 - "$RUN" "$DIR/run.log" "$SECS" "$flush" "${HG_WRITE_PROFILE_PAGES:-}" <<'PY'
+  python3 - "$RUN" "$DIR/run.log" "$SECS" "$flush" "${HG_WRITE_PROFILE_PAGES:-}" "${HG_WRITE_PROFILE_INGEST:-}" <<'PY'
 import os, re, sys, time
 pid, log, secs, flush = int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), sys.argv[4]
+settings = f" ({sys.argv[6]})" if sys.argv[6] else ""
 line_re = re.compile(r"(\d+)/(\d+) straps subscribed.*?(\d+) committed in (\d+) batches.*?(\d+) store commits")
 def write_bytes():
     with open(f"/proc/{pid}/io") as f:
@@ -87,7 +89,7 @@ for t1, w1, _, _, c1, k1 in lines:
     if t1 - t0 >= secs: break
 samples, commits, written = c1 - c0, k1 - k0, w1 - w0
 floor = commits * 4096
-print(f"flush {flush} ms, {t1 - t0:.0f} s: {samples} samples in {commits} commits ({samples / max(1, commits):.1f} a commit, "
+print(f"flush {flush} ms{settings}, {t1 - t0:.0f} s: {samples} samples in {commits} commits ({samples / max(1, commits):.1f} a commit, "
       f"{commits / (t1 - t0):.2f} commits/s); {written} B written = {written / max(1, samples):.0f} B/sample, "
       f"{written / max(1, commits):.0f} B/commit; floor {floor / max(1, samples):.0f} B/sample; ratio {written / max(1, floor):.2f} (goal <= 1.5)",
       flush=True)

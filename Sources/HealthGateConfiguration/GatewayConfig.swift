@@ -337,12 +337,13 @@ private struct Parser {
             let place = Place(table: "ingest")
             guard let t = v.table else { throw fail(Place(key: "ingest"), "expected an [ingest] table") }
             try checkKeys(t, allowed: ["batch_size", "flush_interval_ms", "ring_capacity", "overflow", "spill_limit", "retry_interval_ms", "durability",
-                                       "reconnect_pause_ms", "reconnect_max_pause_ms"], at: place)
+                                       "sync_interval_ms", "reconnect_pause_ms", "reconnect_max_pause_ms"], at: place)
             var ing = c.ingest
             ing.batchSize = try int(t, "batch_size", at: place, range: 1...1_000_000) ?? ing.batchSize
             if let ms = try int(t, "flush_interval_ms", at: place, range: 1...60_000) { ing.flushInterval = .milliseconds(ms) }
             ing.ringCapacity = try int(t, "ring_capacity", at: place, range: 2...(1 << 24)) ?? ing.ringCapacity
             if let ms = try int(t, "retry_interval_ms", at: place, range: 1...600_000) { ing.retryInterval = .milliseconds(ms) }
+            if let ms = try int(t, "sync_interval_ms", at: place, range: 0...600_000) { ing.syncInterval = .milliseconds(ms) }
             let limit = try int(t, "spill_limit", at: place, range: 0...100_000_000) ?? 100_000
             switch try string(t, "overflow", at: place) ?? "spill" {
             case "spill": ing.overflow = .spill(limit: limit)
@@ -364,7 +365,7 @@ private struct Parser {
             }
             if let d = try string(t, "durability", at: place) {
                 guard let mode = StoreSink.Durability(rawValue: d) else {
-                    throw fail(Place(table: "ingest", key: "durability"), "'\(d)' is not a durability mode; use \"group\" (group commit: one fsync once the writer has caught up, at least every flush interval) or \"every-commit\" (one fsync per transaction)")
+                    throw fail(Place(table: "ingest", key: "durability"), "'\(d)' is not a durability mode; use \"group\" (group commit: one fsync at most every sync_interval_ms) or \"every-commit\" (one fsync per transaction)")
                 }
                 c.durability = mode
             }

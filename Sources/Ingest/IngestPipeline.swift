@@ -18,19 +18,32 @@ package struct IngestConfiguration: Sendable, Equatable {
     /// How long ``IngestPipeline/stop(timeout:)`` keeps retrying a failing store before it gives
     /// up and reports what it could not commit.
     package var stopTimeout: Duration
+    /// The least time between two syncs of committed batches (group commit,
+    /// ``SampleSink/sync()``; `[ingest] sync_interval_ms`): the writer keeps committing every
+    /// flush interval, but fsyncs the write-ahead log at most this often (and always before it
+    /// stops). A process crash loses nothing committed either way; a power cut can lose the
+    /// batches committed since the last sync — up to this interval of them. Zero syncs as soon as
+    /// the writer has caught up after each commit. docs/ingestion.md, "Durability".
+    package var syncInterval: Duration
 
     /// The defaults: 1,000 samples or 250 ms per transaction, 4,096-sample rings spilling up to
-    /// 100,000 samples per source.
+    /// 100,000 samples per source, a sync at most every ``defaultSyncInterval``.
     package init(batchSize: Int = 1_000, flushInterval: Duration = .milliseconds(250),
                 ringCapacity: Int = 4_096, overflow: OverflowPolicy = .spill(limit: 100_000),
-                retryInterval: Duration = .milliseconds(500), stopTimeout: Duration = .seconds(10)) {
+                retryInterval: Duration = .milliseconds(500), stopTimeout: Duration = .seconds(10),
+                syncInterval: Duration = defaultSyncInterval) {
         self.batchSize = batchSize
         self.flushInterval = flushInterval
         self.ringCapacity = ringCapacity
         self.overflow = overflow
         self.retryInterval = retryInterval
         self.stopTimeout = stopTimeout
+        self.syncInterval = syncInterval
     }
+
+    /// The default ``syncInterval``: 5 s (docs/store.md, "Writes (SD card)": the bytes written
+    /// per sample measured for each choice).
+    package static let defaultSyncInterval = Duration.seconds(5)
 
     /// Checks the ranges; throws ``IngestError/invalidSetting(_:)`` naming the bad one.
     package func validate() throws(IngestError) {
@@ -42,6 +55,9 @@ package struct IngestConfiguration: Sendable, Equatable {
         }
         guard (2...(1 << 24)).contains(ringCapacity) else {
             throw .invalidSetting("ring capacity \(ringCapacity) is outside 2…16,777,216")
+        }
+        guard syncInterval >= .zero, syncInterval <= .seconds(600) else {
+            throw .invalidSetting("sync interval \(syncInterval) is outside [0, 600 s]")
         }
         if case .spill(let limit) = overflow, limit < 0 {
             throw .invalidSetting("spill limit \(limit) is negative")
@@ -117,6 +133,7 @@ package final class IngestPipeline: @unchecked Sendable {
     package let attachments: SampleAttachments
 
     private let sink: any SampleSink
+    private let now: @Sendable () -> ContinuousClock.Instant
     private let rings = Mutex<[SampleRing]>([])
     private let observers = Mutex<[@Sendable (CommittedBatch) -> Void]>([])
     private let stateObservers = Mutex<[@Sendable (String?) -> Void]>([])
@@ -143,10 +160,14 @@ package final class IngestPipeline: @unchecked Sendable {
 
     /// Makes a pipeline writing to `sink`. Call ``start()`` to run the writer.
     /// - Throws: ``IngestError/invalidSetting(_:)`` for out-of-range settings.
+    /// - Parameter clock: the writer's "now" for flush and sync intervals (tests pass a clock
+    ///   they move by hand, so a cadence is checked by counting, not by timing).
     package init(sink: any SampleSink, slots: SlotTable = SlotTable(),
-                configuration: IngestConfiguration = IngestConfiguration()) throws(IngestError) {
+                configuration: IngestConfiguration = IngestConfiguration(),
+                clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) throws(IngestError) {
         try configuration.validate()
         self.sink = sink
+        self.now = clock
         self.slots = slots
         self.configuration = configuration
         self.attachments = SampleAttachments { key throws(SinkError) in try sink.persistedState(forKey: key) }
@@ -292,7 +313,7 @@ package final class IngestPipeline: @unchecked Sendable {
         var abandoned = false
         // Group commit (SampleSink.sync): committed batches not yet synced, and when we last synced.
         var unsynced = false
-        var lastSync = ContinuousClock.now
+        var lastSync = now()
         func syncCommitted() {
             do {
                 try sink.sync()
@@ -302,7 +323,7 @@ package final class IngestPipeline: @unchecked Sendable {
                 syncObserver.withLock { $0 }?(error.description)
             }
             unsynced = false
-            lastSync = .now
+            lastSync = now()
         }
 
         while true {
@@ -322,9 +343,9 @@ package final class IngestPipeline: @unchecked Sendable {
             held.store(UInt64(count + backlogs.values.reduce(0) { $0 + $1.remaining }), ordering: .releasing)
             // State values on the side channel wait at most one flush interval, like samples.
             let stateHeld = count == 0 && attachments.pendingStateCount > 0
-            if count > 0 || stateHeld, firstHeld == nil { firstHeld = .now }
+            if count > 0 || stateHeld, firstHeld == nil { firstHeld = now() }
 
-            let due = count == cap || ((count > 0 || stateHeld) && (stopping || firstHeld.map { $0.duration(to: .now) >= configuration.flushInterval } ?? false))
+            let due = count == cap || ((count > 0 || stateHeld) && (stopping || firstHeld.map { $0.duration(to: now()) >= configuration.flushInterval } ?? false))
             // Extras of this batch (skipped while the side channel is empty: the strap path).
             let extras = due && !attachments.isEmpty
                 ? attachments.collect(UnsafeBufferPointer(rebasing: batch[0..<count])) : SampleAttachments.Taken()
@@ -355,8 +376,9 @@ package final class IngestPipeline: @unchecked Sendable {
                     firstHeld = nil
                     held.store(UInt64(backlogs.values.reduce(0) { $0 + $1.remaining }), ordering: .releasing)
                     unsynced = true
-                    // Behind (a backlog): one sync per flush interval covers many batches.
-                    if lastSync.duration(to: .now) >= configuration.flushInterval { syncCommitted() }
+                    // Behind (a backlog, or never idle): one sync per flush interval — or per sync
+                    // interval, if longer — covers many batches.
+                    if lastSync.duration(to: now()) >= max(configuration.flushInterval, configuration.syncInterval) { syncCommitted() }
                 } catch {
                     if error.kind == .rejected {
                         rejected.add(UInt64(count), ordering: .releasing)
@@ -395,8 +417,11 @@ package final class IngestPipeline: @unchecked Sendable {
                 }
             }
 
-            // Caught up (nothing drained, nothing held): make what was committed durable now.
-            if unsynced, got == 0, count == 0, backlogs.isEmpty { syncCommitted() }
+            // Caught up (nothing drained, nothing held): make what was committed durable now, or
+            // once the sync interval since the last sync has passed (the SD-card economy: the WAL
+            // page two commits share is written once per sync, not once per commit).
+            if unsynced, got == 0, count == 0, backlogs.isEmpty,
+               lastSync.duration(to: now()) >= configuration.syncInterval { syncCommitted() }
 
             if got == 0 {
                 if stopping && count == 0 && rings.withLock({ $0.isEmpty }) { break }

@@ -16,9 +16,10 @@ package protocol SampleSink: AnyObject, Sendable {
     func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError)
 
     /// Makes every batch written so far durable (survives a power cut), when ``write(_:slots:)``
-    /// does not already do that per batch. The writer calls it whenever it has caught up (no
-    /// sample waiting) after a commit, at least once per flush interval while it is behind, and
-    /// before it stops. A failure is reported once (``IngestPipeline/onSyncFailure(_:)``) and not
+    /// does not already do that per batch. The writer calls it at most once per
+    /// ``IngestConfiguration/syncInterval`` — when it has caught up (no sample waiting) after a
+    /// commit, or after a commit once the longer of the flush and sync intervals has passed while
+    /// it is behind — and before it stops. A failure is reported once (``IngestPipeline/onSyncFailure(_:)``) and not
     /// retried — after a failed fsync the kernel may already have dropped the unwritten pages —
     /// so the sink must make later commits safe on its own (``StoreSink`` switches to one fsync
     /// per commit).

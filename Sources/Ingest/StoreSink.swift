@@ -18,13 +18,11 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
     /// When committed batches reach the disk itself (docs/ingestion.md, "Durability").
     package enum Durability: String, Sendable, Equatable, CaseIterable {
         /// Group commit (the default): transactions commit without an fsync
-        /// (`synchronous=NORMAL`) and the writer syncs the WAL once it has caught up — so while
-        /// the gateway keeps up, every batch is on disk right after its commit, as with
-        /// ``everyCommit`` — and at least once per flush interval while it works through a
-        /// backlog, so one fsync covers many batches. A process crash loses nothing committed;
-        /// a power cut loses at most the batches committed since the last sync, which is at most
-        /// one flush interval of them and only while a backlog (held in memory, equally lost)
-        /// exists.
+        /// (`synchronous=NORMAL`) and the writer syncs the WAL at most once per sync interval
+        /// (`IngestConfiguration.syncInterval`, default 5 s; zero: once it has caught up after
+        /// each commit), so one fsync covers many batches and an SD card is written less. A
+        /// process crash loses nothing committed; a power cut loses at most the batches committed
+        /// since the last sync: up to one sync interval of them.
         case group
         /// One fsync per committed transaction (`synchronous=FULL`): the classic setting; every
         /// batch is on disk before the next one starts, whatever the load.

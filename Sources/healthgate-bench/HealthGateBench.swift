@@ -443,6 +443,8 @@ enum Bench {
         let key = SeriesWriter.Key(typeID: heartRateID, sourceID: 1, deviceID: 1)
         let style = QuantityType.heartRate.aggregationStyle
         let series = SeriesWriter()
+        let defaults = IngestConfiguration()
+        let syncEvery = max(defaults.flushInterval, defaults.syncInterval)
         let start = ContinuousClock.now
         var lastSync = start
         try rrs.withUnsafeBufferPointer { rrs in
@@ -458,8 +460,9 @@ enum Bench {
                     try series.flush(w)
                 }
                 i += n
-                // Group commit's syncs, as the writer does them while behind: one per flush interval.
-                if durability == .group, lastSync.duration(to: .now) >= .milliseconds(250) {
+                // Group commit's syncs, as the writer does them while behind: one per flush or sync
+                // interval, whichever is longer (the pipeline's defaults).
+                if durability == .group, lastSync.duration(to: .now) >= syncEvery {
                     try store.withConnection { try $0.syncJournal() }
                     lastSync = .now
                 }

@@ -18,6 +18,7 @@ import Testing
             overflow = "spill"
             spill_limit = 5000
             durability = "every-commit"
+            sync_interval_ms = 2000
 
             [[strap]]
             address = "aa:bb:cc:dd:ee:ff"
@@ -37,6 +38,7 @@ import Testing
         #expect(c.ingest.ringCapacity == 1024)
         #expect(c.ingest.overflow == .spill(limit: 5000))
         #expect(c.durability == .everyCommit)
+        #expect(c.ingest.syncInterval == .milliseconds(2000))
         #expect(c.straps == [.init(address: "AA:BB:CC:DD:EE:FF", addressType: "random", name: "Chest")])
         #expect(c.pedometers.count == 1)
         #expect(c.pedometers[0].vendor == "1a86" && c.pedometers[0].baud == 9600 && c.pedometers[0].path == nil)
@@ -59,6 +61,9 @@ import Testing
         ConfigCase(text: "[ingest]\nbatch_size = 0\n", line: 2, says: "'batch_size' in [ingest]: 0 is outside 1…1000000"),
         ConfigCase(text: "# c\n[ingest]\nflush_interval_ms = \"fast\"\n", line: 3, says: "expected a whole number, found string"),
         ConfigCase(text: "[ingest]\nbach_size = 10\n", line: 2, says: "unknown key"),
+        ConfigCase(text: "[ingest]\nsync_interval_ms = 600001\n", line: 2, says: "'sync_interval_ms' in [ingest]: 600001 is outside 0…600000"),
+        ConfigCase(text: "[ingest]\nsync_interval_ms = -1\n", line: 2, says: "'sync_interval_ms' in [ingest]: -1 is outside 0…600000"),
+        ConfigCase(text: "[ingest]\nsync_interval_ms = \"5s\"\n", line: 2, says: "expected a whole number, found string"),
         ConfigCase(text: "[ingest]\noverflow = \"block\"\n", line: 2, says: "'block' is not a policy"),
         ConfigCase(text: "[ingest]\n\ndurability = \"sometimes\"\n", line: 3, says: "'sometimes' is not a durability mode"),
         ConfigCase(text: "[[strap]]\naddress = \"AA:BB\"\n", line: 2, says: "is not a Bluetooth address"),
@@ -72,6 +77,11 @@ import Testing
     ])
     func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
         expectConfigError(c)
+    }
+
+    @Test func syncIntervalDefaultsToFiveSecondsAndZeroMeansAfterEachCommit() throws {
+        #expect(try GatewayConfig.parse("[ingest]\nbatch_size = 7\n", file: "t.toml").ingest.syncInterval == .seconds(5))
+        #expect(try GatewayConfig.parse("[ingest]\nsync_interval_ms = 0\n", file: "t.toml").ingest.syncInterval == .zero)
     }
 
     @Test func crlfAndByteOrderMarkParse() throws {

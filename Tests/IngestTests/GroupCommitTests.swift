@@ -25,9 +25,10 @@ import HealthGateTesting
         SampleRecord(typeSlot: 0, value: 60, start: Double(i), end: Double(i), sourceSlot: 0, tag: UInt64(i))
     }
 
-    @Test func aCaughtUpWriterSyncsRightAfterEachCommit() async throws {
+    @Test func aCaughtUpWriterSyncsRightAfterEachCommitWithSyncIntervalZero() async throws {
         let sink = EventSink()
-        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20)))
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20),
+                                                                                   syncInterval: .zero))
         let ring = try p.makeRing(name: "t")
         p.start()
         // Three separate trickles, each committed by the flush interval; the writer is idle in
@@ -62,6 +63,59 @@ import HealthGateTesting
         #expect(final.failedSyncs == 0)
     }
 
+    /// A clock the test moves by hand: the writer's flush and sync intervals are counted against it.
+    final class HandClock: @unchecked Sendable {
+        let base = ContinuousClock.now
+        let offset = Mutex(Duration.zero)
+        var now: ContinuousClock.Instant { base.advanced(by: offset.withLock { $0 }) }
+        func advance(_ d: Duration) { offset.withLock { $0 += d } }
+    }
+
+    /// Logs each sync with the hand clock's time, and counts writes.
+    final class ClockedSink: SampleSink, @unchecked Sendable {
+        let clock: HandClock
+        let syncTimes = Mutex<[ContinuousClock.Instant]>([])
+        let writes = Mutex(0)
+        init(clock: HandClock) { self.clock = clock }
+        func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) { writes.withLock { $0 += 1 } }
+        func sync() throws(SinkError) { syncTimes.withLock { $0.append(clock.now) } }
+    }
+
+    /// `[ingest] sync_interval_ms`: the writer commits every flush interval but fsyncs at most once
+    /// per sync interval (the SD-card economy, docs/store.md "Writes"), and still before it stops.
+    /// Counted against a hand-moved clock, so the cadence is proven by counting, not by timing.
+    @Test func syncsNoMoreOftenThanTheSyncInterval() async throws {
+        let clock = HandClock()
+        let sink = ClockedSink(clock: clock)
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(250),
+                                                                                   syncInterval: .seconds(5)),
+                                   clock: { clock.now })
+        let ring = try p.makeRing(name: "t")
+        p.start()
+        // 30 commits, one a (hand-clock) second, each made due by moving the clock past the flush
+        // interval; the writer is caught up after each.
+        for i in 1...30 {
+            ring.push(record(i))
+            // Held first (its wait starts at the clock's current time), then the clock moves on.
+            #expect(await eventually { p.stats.held == 1 }, "record \(i) was not drained")
+            clock.advance(.seconds(1))
+            #expect(await eventually { sink.writes.withLock { $0 } == i }, "commit \(i) did not happen")
+        }
+        // Let the writer loop see the last clock value while idle (a sync may be due).
+        try await Task.sleep(for: .milliseconds(100))
+        let during = sink.syncTimes.withLock { $0 }
+        _ = await offThread { p.stop() }
+        let all = sink.syncTimes.withLock { $0 }
+        // 30 s of commits with a 5 s interval: 5 or 6 syncs, never two closer than 5 s.
+        #expect((5...6).contains(during.count), "syncs during 30 commits: \(during.count)")
+        for (a, b) in zip(during, during.dropFirst()) {
+            #expect(a.duration(to: b) >= .seconds(5), "two syncs \(a.duration(to: b)) apart")
+        }
+        #expect(during.first.map { clock.base.duration(to: $0) >= .seconds(5) } == true)
+        // The stop syncs what was committed since the last one, if anything.
+        #expect(all.count - during.count <= 1)
+    }
+
     /// A sink whose disk refuses every fsync.
     final class FailingSyncSink: SampleSink, @unchecked Sendable {
         let syncs = Mutex(0)
@@ -76,7 +130,8 @@ import HealthGateTesting
     @Test func aFailedSyncIsReportedOnceNotSpunOn() async throws {
         let sink = FailingSyncSink()
         let reports = Mutex<[String]>([])
-        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20)))
+        let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20),
+                                                                                   syncInterval: .zero))
         p.onSyncFailure { reason in reports.withLock { $0.append(reason) } }
         let ring = try p.makeRing(name: "t")
         p.start()

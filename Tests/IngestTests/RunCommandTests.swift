@@ -25,6 +25,14 @@ import Testing
         #expect(child.stderr.contains("flush_interval_ms"), "\(child.stderr)")
     }
 
+    @Test func aBadSyncIntervalExits78NamingTheKey() async throws {
+        let cfg = try write("[ingest]\nsync_interval_ms = 3600000\n")
+        let child = try Child(["run", "--config", cfg, "--db", tempDBPath("cfg")])
+        #expect(await offThread { child.wait() } == 78)
+        #expect(child.stderr.contains("\(cfg):2:") && child.stderr.contains("'sync_interval_ms' in [ingest]: 3600000 is outside 0…600000"),
+                "\(child.stderr)")
+    }
+
     @Test func twoPedometersWithOneIdExit78NamingBothLines() async throws {
         let cfg = try write("[[pedometer]]\npath = \"/dev/null\"\nid = \"p\"\n\n[[pedometer]]\npath = \"/dev/zero\"\nid = \"p\"\n")
         let child = try Child(["run", "--config", cfg, "--db", tempDBPath("cfg")])
