@@ -7,7 +7,7 @@ import Synchronization
 
 /// The daemon's devices as `/v1/devices`, `/metrics` and the live stream show them: each strap's
 /// connection, battery and sensor contact from its events, each device's last committed sample
-/// from the pipeline's commit tap. Device events go to ``onDeviceEvent`` as they happen
+/// from the pipeline's commit tap; each pedometer's connection from its source's events. Device events go to ``onDeviceEvent`` as they happen
 /// (connected, disconnected, battery, contact changes).
 final class DeviceBoard: DaemonStatus {
     private let entries = Mutex<[String: ManagedDevice]>([:])
@@ -28,6 +28,7 @@ final class DeviceBoard: DaemonStatus {
             remember(ManagedDevice(localIdentifier: s.localIdentifier, name: s.name, kind: "strap", connected: false))
         }
         daemon.onStrapEvent { [self] event, local, alias in strap(event, local: local, alias: alias) }
+        daemon.onPedometerEvent { [self] event, device in pedometer(event, device: device) }
     }
 
     private func remember(_ d: ManagedDevice) {
@@ -45,7 +46,8 @@ final class DeviceBoard: DaemonStatus {
     func pipeline() -> IngestStats { pipelineStats() }
 
     private func publish(_ kind: String, _ d: ManagedDevice, _ extra: [String: Any] = [:]) {
-        var o: [String: Any] = ["event": kind, "localIdentifier": d.localIdentifier, "name": d.name, "at": ISO8601.string(Date())]
+        var o: [String: Any] = ["event": kind, "localIdentifier": d.localIdentifier, "name": d.name, "kind": d.kind,
+                                "at": ISO8601.string(Date())]
         o.merge(extra) { _, new in new }
         sink.withLock { $0 }?(o)
     }
@@ -70,6 +72,26 @@ final class DeviceBoard: DaemonStatus {
             remember(d)
             publish("disconnected", d, ["reason": reason])
         case .subscribed:
+            break
+        }
+    }
+
+    /// A pedometer is connected from its port's opening to its stream's end (unplugged, or the
+    /// daemon stopping it); its battery is not known.
+    private func pedometer(_ event: PedometerEvent, device: Device) {
+        guard let local = device.localIdentifier else { return }
+        var d = entries.withLock { $0[local] } ?? ManagedDevice(localIdentifier: local, name: device.name ?? local, kind: "pedometer", connected: nil)
+        switch event {
+        case .opened:
+            d.connected = true
+            d.name = device.name ?? d.name
+            remember(d)
+            publish("connected", d)
+        case .ended(let gone, _):
+            d.connected = false
+            remember(d)
+            publish("disconnected", d, ["reason": gone ?? "stopped by the daemon"])
+        case .openFailed, .session:
             break
         }
     }

@@ -20,11 +20,19 @@ package final class GatewayDaemon: Sendable {
     private let watcher: PedometerWatcher
     private let config: GatewayConfig
     private let strapObservers: StrapObservers
+    private let pedometerObservers: PedometerObservers
 
     /// Also tells `observer` every strap event, with the strap's local identifier and alias (the
     /// HTTP API's device states and live stream). Called on the strap's thread: keep it short.
     package func onStrapEvent(_ observer: @escaping @Sendable (StrapSource.Event, String, String?) -> Void) {
         strapObservers.add(observer)
+    }
+
+    /// Also tells `observer` every event of every pedometer the daemon opens, with the device its
+    /// samples carry (local identifier `serial:<id>`, the rule's name): the HTTP API's connection
+    /// state of pedometers. Called on the pedometer's thread: keep it short.
+    package func onPedometerEvent(_ observer: @escaping @Sendable (PedometerEvent, Device) -> Void) {
+        pedometerObservers.add(observer)
     }
 
     /// Builds the daemon for `config` over `store`; straps with an address connect through
@@ -67,7 +75,12 @@ package final class GatewayDaemon: Sendable {
         }
         self.straps = straps
         strapObservers = observers
-        watcher = PedometerWatcher(rules: config.pedometers, runner: runtime.runner, logger: logger, store: store)
+        let pedometerObservers = PedometerObservers()
+        self.pedometerObservers = pedometerObservers
+        watcher = PedometerWatcher(rules: config.pedometers, runner: runtime.runner, logger: logger, store: store) { rule, path, identity in
+            let device = PedometerWatcher.device(identity: identity, name: rule.name, path: path)
+            return { event in pedometerObservers.send(event, device) }
+        }
     }
 
     /// Runs until SIGTERM/SIGINT, then stops the sources, drains, commits and returns the final
@@ -93,4 +106,11 @@ private final class StrapObservers: Sendable {
     private let list = Mutex<[@Sendable (StrapSource.Event, String, String?) -> Void]>([])
     func add(_ o: @escaping @Sendable (StrapSource.Event, String, String?) -> Void) { list.withLock { $0.append(o) } }
     func send(_ e: StrapSource.Event, _ local: String, _ alias: String?) { for o in list.withLock({ $0 }) { o(e, local, alias) } }
+}
+
+/// The daemon's pedometer-event observers (``GatewayDaemon/onPedometerEvent(_:)``).
+private final class PedometerObservers: Sendable {
+    private let list = Mutex<[@Sendable (PedometerEvent, Device) -> Void]>([])
+    func add(_ o: @escaping @Sendable (PedometerEvent, Device) -> Void) { list.withLock { $0.append(o) } }
+    func send(_ e: PedometerEvent, _ d: Device) { for o in list.withLock({ $0 }) { o(e, d) } }
 }

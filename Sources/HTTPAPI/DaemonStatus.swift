@@ -20,7 +20,8 @@ package struct ManagedDevice: Sendable, Equatable {
     package var name: String
     /// `strap` or `pedometer`.
     package var kind: String
-    /// Whether it is connected (straps; nil where the daemon does not track it: pedometers).
+    /// Whether it is connected (a strap's link, a pedometer's open port; nil where the daemon knows
+    /// the device only from its samples).
     package var connected: Bool?
     /// Battery level in percent, when the device reports it.
     package var battery: Int?

@@ -97,6 +97,9 @@ struct RunServesTests {
         }
         let states = strapStates()
         #expect(states.count == 2 && states.allSatisfy { $0["connected"] as? Bool == true && $0["heartRate"] != nil }, "\(devices)")
+        // The simulator's pedometers: connected from their ports' opening (the watcher's events).
+        let pedometers = devices.compactMap { $0["connection"] as? [String: Any] }.filter { $0["kind"] as? String == "pedometer" }
+        #expect(!pedometers.isEmpty && pedometers.allSatisfy { $0["connected"] as? Bool == true }, "\(devices)")
 
         let metrics = try await Self.curl(auth + [base + "/metrics"])
         #expect(metrics.contains("healthgate_ingest_committed_total"), "\(metrics.prefix(2000))")
@@ -123,7 +126,9 @@ struct RunServesTests {
         #expect(await offThread { sim.stop() } == 0)
         let deviceEvents = try await events
         let disconnected = deviceEvents.components(separatedBy: "\n\n").filter { $0.contains("event: device") && $0.contains("\"event\":\"disconnected\"") }
-        #expect(disconnected.count >= 2, "\(deviceEvents.suffix(3000))")
+        #expect(disconnected.filter { $0.contains("\"localIdentifier\":\"socket:") }.count >= 2, "\(deviceEvents.suffix(3000))")
+        // …and its pedometers' ptys closing disconnects them (the pedometer sources' end).
+        #expect(disconnected.filter { $0.contains("\"localIdentifier\":\"serial:") }.count == pedometers.count, "\(deviceEvents.suffix(3000))")
 
         #expect(await offThread { run.stop() } == 0, "\(run.output)")
     }
