@@ -234,9 +234,13 @@ package final class LiveFeed: Sendable {
     package struct Subscription: Sendable {
         /// SSE blocks to write first.
         package let replay: [String]
-        /// The live events; it ends on overflow, on ``LiveFeed/close()``, or right after the
-        /// replay when that was cut short (the client resumes from its last id).
+        /// The live events; it ends on overflow, on ``LiveFeed/close()``, on ``end()``, or right
+        /// after the replay when that was cut short (the client resumes from its last id).
         package let live: Stream
+        let continuation: Stream.Continuation
+
+        /// Ends ``live`` (its token was revoked): the follower stops feeding it.
+        package func end() { continuation.finish() }
     }
 
     /// The events after `lastEventID` (nil: from now on), for a token that may read the types
@@ -262,7 +266,7 @@ package final class LiveFeed: Sendable {
                 attach(Client(continuation: continuation, mayRead: filter), to: &s)
                 return missed
             }
-            if let exact { return Subscription(replay: [retry] + exact, live: stream) }
+            if let exact { return Subscription(replay: [retry] + exact, live: stream, continuation: continuation) }
             guard let parsed else {
                 continuation.finish()
                 throw ChangeFeedError.invalidAnchor(lastEventID)
@@ -271,7 +275,7 @@ package final class LiveFeed: Sendable {
         }
         guard let resumeAnchor else {
             state.withLock { s in attach(Client(continuation: continuation, mayRead: filter), to: &s) }
-            return Subscription(replay: [retry], live: stream)
+            return Subscription(replay: [retry], live: stream, continuation: continuation)
         }
         // From an anchor: the follower's thread reads the change feed from it, then attaches.
         let readable = registry.all.filter { filter($0.identifier) }
@@ -289,7 +293,7 @@ package final class LiveFeed: Sendable {
                     done.resume(returning: [])
                 }
             }
-            return Subscription(replay: [retry] + missed, live: stream)
+            return Subscription(replay: [retry] + missed, live: stream, continuation: continuation)
         } catch {
             continuation.finish()
             throw error

@@ -186,6 +186,34 @@ struct LiveTests {
         #expect(await offThread { server.stop() } == 0)
     }
 
+    @Test("a revoked token's open stream is closed within seconds (its reconnect is 401); other streams go on")
+    func revokedTokenClosesStream() async throws {
+        let db = TempStore()
+        let store = try db.open()
+        let server = try await ServeProcess.start(db: db.path)
+        let token = try await makeToken(db.path, ["--name", "coach", "--read", "all"])
+        let other = try await makeToken(db.path, ["--name", "other", "--read", "all"])
+        let client = try LiveClient(server: server, token: token)
+        let kept = try LiveClient(server: server, token: other)
+        try await client.waitSubscribed()
+        try await kept.waitSubscribed()
+        let before = try steps(10, at: 0)
+        _ = try store.save([before])
+        try await client.waitFor(keys: Set(Self.keys([before])), deletions: [])
+        let revoked = try await CLI.run(["token", "revoke", "coach", "--db", db.path])
+        #expect(revoked.status == 0, "\(revoked.stderr)")
+        // The server ends the stream by itself (the token is looked up again every 2 s).
+        #expect(await offThread { client.waitForExit(seconds: 10) }, "the revoked token's stream stayed open: \(client.text)")
+        let after = try steps(11, at: 60)
+        _ = try store.save([after])
+        try await kept.waitFor(keys: Set(Self.keys([before, after])), deletions: [])
+        #expect(!client.sampleKeys.contains(Self.keys([after])[0]))
+        #expect(try await server.get("/v1/live", token: token).status == 401)
+        await offThread { kept.drop() }
+        #expect(await offThread { server.stop() } == 0)
+        #expect(server.stderr.contains("ended a /v1/live stream: its token 'coach' was revoked or has expired"), "\(server.stderr)")
+    }
+
     @Test("SIGTERM closes open streams and serve exits 0")
     func shutdownClosesStreams() async throws {
         let db = TempStore()
