@@ -35,6 +35,46 @@ struct ServeTests {
         #expect(await offThread { server.stop() } == 0)
     }
 
+    @Test("--certificate and --key serve HTTPS, off loopback without --allow-plain-http; one alone is 64, an unreadable file 66, a bad PEM 65")
+    func tls() async throws {
+        let db = TempStore()
+        let dir = db.dir.path
+        let made = try await offThread {
+            try HealthGateExecutable.run(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                          "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem", "-days", "1",
+                                          "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                                         timeout: .seconds(60), launcher: URL(fileURLWithPath: "/usr/bin/openssl"))
+        }
+        #expect(made.status == 0, "\(made.stderr)")
+        let tls = ["--certificate", dir + "/cert.pem", "--key", dir + "/key.pem"]
+        let server = try await ServeProcess.start(db: db.path, ["--listen", "0.0.0.0:0"] + tls)
+        #expect(server.base.hasPrefix("https://0.0.0.0:"), "\(server.stderr)")
+        #expect(!server.stderr.contains("serving plain HTTP"))
+        let base = server.base.replacingOccurrences(of: "0.0.0.0", with: "127.0.0.1")
+        let token = try await makeToken(db.path, ["--name", "coach", "--read", "all"])
+        func curl(_ args: [String]) async throws -> String {
+            try await offThread {
+                try HealthGateExecutable.run(["-s", "-S", "--max-time", "20"] + args, timeout: .seconds(40),
+                                             launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
+            }
+        }
+        #expect(try await curl(["--cacert", dir + "/cert.pem", base + "/healthz"]) == #"{"status":"ok"}"# + "\n")
+        let types = try await curl(["--cacert", dir + "/cert.pem", "-H", "Authorization: Bearer \(token)", base + "/v1/types"])
+        #expect(types.contains("heartRate"), "\(types.prefix(300))")
+        // Plain HTTP to the TLS port is not served.
+        let plain = try await curl(["-o", "/dev/null", "-w", "%{http_code}", base.replacingOccurrences(of: "https://", with: "http://") + "/healthz"])
+        #expect(plain != "200")
+        #expect(await offThread { server.stop() } == 0, "\(server.stderr)")
+
+        let half = try await CLI.run(["serve", "--db", db.path, "--listen", "127.0.0.1:0", "--certificate", dir + "/cert.pem"])
+        #expect(half.status == 64 && half.stderr.contains("go together"), "\(half.stderr)")
+        let missing = try await CLI.run(["serve", "--db", db.path, "--listen", "127.0.0.1:0", "--certificate", dir + "/none.pem", "--key", dir + "/key.pem"])
+        #expect(missing.status == 66 && missing.stderr.contains("--certificate \(dir)/none.pem cannot be read"), "\(missing.stderr)")
+        try "not a certificate\n".write(toFile: dir + "/bad.pem", atomically: true, encoding: .utf8)
+        let bad = try await CLI.run(["serve", "--db", db.path, "--listen", "127.0.0.1:0", "--certificate", dir + "/bad.pem", "--key", dir + "/key.pem"])
+        #expect(bad.status == 65 && bad.stderr.contains("cannot be used"), "\(bad.stderr)")
+    }
+
     @Test("unknown paths are 404 and wrong methods 405, as JSON errors")
     func unknownPaths() async throws {
         let db = TempStore()

@@ -99,10 +99,10 @@ final class ServeProcess: @unchecked Sendable {
 
     private func waitForListening(deadline: Date) -> Bool {
         while Date() < deadline, process.isRunning {
-            if let r = stderr.range(of: "listening on http://") {
-                let rest = stderr[r.upperBound...]
+            if let r = stderr.range(of: "listening on http://") ?? stderr.range(of: "listening on https://") {
+                let rest = stderr[r.lowerBound...].dropFirst("listening on ".count)
                 if let end = rest.firstIndex(where: { $0 == " " || $0 == "\n" }) {
-                    base = "http://" + rest[..<end]
+                    base = String(rest[..<end])   // http://HOST:PORT or https://HOST:PORT
                     return true
                 }
             }

@@ -19,13 +19,15 @@ struct ServeCommand: AsyncParsableCommand {
             'Authorization: Bearer <token>' from 'healthgate token create'; a token sees only the \
             types it may read (others look empty, as in HealthKit).
 
-            Listens on loopback by default. Another address sends tokens and health data in clear \
-            text: it needs --allow-plain-http (a warning is logged) until TLS is configured. \
+            Listens on loopback by default. --certificate and --key (PEM files) serve HTTPS. \
+            Another address without TLS sends tokens and health data in clear text: it needs \
+            --allow-plain-http (a warning is logged). \
             SIGINT or SIGTERM stops it gracefully: requests in flight are answered first.
 
             Examples:
               healthgate token create --name coach --read heartRate,stepCount
               healthgate serve --db health.sqlite --listen 127.0.0.1:8080
+              healthgate serve --db health.sqlite --listen 0.0.0.0:8443 --certificate cert.pem --key key.pem
               curl -H "Authorization: Bearer $TOKEN" 'http://127.0.0.1:8080/v1/statistics?type=stepCount&interval=1d'
             """)
 
@@ -33,6 +35,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Address and port to listen on (port 0: any free port, printed at start).", valueName: "host:port"))
     var listen = "127.0.0.1:8080"
+
+    @Option(help: ArgumentHelp("PEM certificate chain to serve HTTPS with (needs --key).", valueName: "path"))
+    var certificate: String?
+
+    @Option(help: ArgumentHelp("PEM private key of --certificate.", valueName: "path"))
+    var key: String?
 
     @Flag(help: "Allow a non-loopback address without TLS (tokens and data travel in clear text).")
     var allowPlainHttp = false
@@ -56,7 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await server.run { bound in
                 // One line a script or test can wait for; the real port when --listen asked for 0.
-                Console.note("healthgate serve: listening on http://\(bound) (store \(server.storePath))")
+                Console.note("healthgate serve: listening on \(server.scheme)://\(bound) (store \(server.storePath))")
             }
         } catch {
             try reporting {
@@ -75,18 +83,33 @@ struct ServeCommand: AsyncParsableCommand {
             guard (16...1_000_000).contains(liveClientBuffer) else {
                 throw CLIFailure("--live-client-buffer \(liveClientBuffer) is outside 16…1,000,000 events: use e.g. the default, 4096.", code: .usage)
             }
+            var tls: APIServer.TLSFiles?
+            switch (certificate, key) {
+            case (nil, nil): tls = nil
+            case let (certificate?, key?):
+                for (option, path) in [("--certificate", certificate), ("--key", key)] where !FileManager.default.isReadableFile(atPath: path) {
+                    throw CLIFailure("\(option) \(path) cannot be read: give the path of a readable PEM file.", code: .noInput)
+                }
+                tls = APIServer.TLSFiles(certificate: certificate, key: key)
+            default:
+                throw CLIFailure("--certificate and --key go together: give both PEM files to serve HTTPS, or neither for plain HTTP.", code: .usage)
+            }
             var logger = Logger(label: "healthgate.http") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .notice
-            if !address.isLoopback {
+            if !address.isLoopback, tls == nil {
                 guard allowPlainHttp else {
-                    throw CLIFailure("--listen \(address) is reachable from other machines, and without TLS tokens and health data would cross the network in clear text: add --allow-plain-http to accept that (e.g. on a trusted LAN), or listen on 127.0.0.1 behind a TLS proxy.",
+                    throw CLIFailure("--listen \(address) is reachable from other machines, and without TLS tokens and health data would cross the network in clear text: give --certificate and --key to serve HTTPS, or add --allow-plain-http to accept that (e.g. on a trusted LAN), or listen on 127.0.0.1.",
                                      code: .usage)
                 }
                 logger.warning("serving plain HTTP on \(address): tokens and health data cross the network unencrypted (--allow-plain-http)")
             }
             // Opened for writing: POST and DELETE write, and a new store is created and migrated.
-            return try APIServer(store: store.open(), listen: address, maxBodyBytes: maxBodyBytes,
-                                 liveClientBuffer: liveClientBuffer, logger: logger)
+            do {
+                return try APIServer(store: store.open(), listen: address, maxBodyBytes: maxBodyBytes,
+                                     liveClientBuffer: liveClientBuffer, tls: tls, logger: logger)
+            } catch let e as APIServer.TLSError {
+                throw CLIFailure("\(e)", code: .dataError)
+            }
         }
     }
 }
