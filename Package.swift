@@ -83,9 +83,12 @@ let package = Package(
         // Bearer tokens of the HTTP API: secrets, their SHA-256 hashes, per-type read/write scopes.
         .target(name: "AccessTokens",
                 dependencies: ["HealthModel", "HealthStore", .product(name: "Crypto", package: "swift-crypto")]),
+        // The live team page served at `/` (issue 13): HTML, CSS and JS as string literals, so the
+        // one installed binary carries it (no CDN, no resource bundle beside it).
+        .target(name: "LivePage"),
         // The HTTP API `serve` answers (issue 13, docs/http-api.md): routes, authorization, metrics.
         .target(name: "HTTPAPI",
-                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits", "Ingest",
+                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits", "Ingest", "LivePage",
                                .product(name: "Hummingbird", package: "hummingbird"),
                                .product(name: "HummingbirdTLS", package: "hummingbird"),
                                .product(name: "NIOSSL", package: "swift-nio-ssl"),

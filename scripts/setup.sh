@@ -31,3 +31,14 @@ if [ ${#realstack_missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${realstack_missing[@]}" >/dev/null
 fi
+
+# ---- HTTP API (issue 13): the live page's real-browser test (LivePageTests) drives Debian's
+# headless Chromium through its chromedriver. About 1–2 min to install on a fresh machine.
+browser_need=(chromium chromium-driver fonts-liberation)
+browser_missing=()
+for p in "${browser_need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || browser_missing+=("$p"); done
+if [ ${#browser_missing[@]} -gt 0 ]; then
+  echo "setup: installing ${browser_missing[*]} (live page browser test)"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${browser_missing[@]}" >/dev/null
+fi

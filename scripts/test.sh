@@ -25,6 +25,11 @@ fi
 # Pure-Python wheels: a few seconds on a fresh machine. Under CI=true the test fails without it.
 [ -x .venv-openapi/bin/python ] || python3 -m venv .venv-openapi
 .venv-openapi/bin/pip install -q --disable-pip-version-check -r Tests/HTTPAPITests/openapi-requirements.txt
+# The live page's browser test (LivePageTests): Selenium pinned in .venv-browser/ from
+# Tests/HTTPAPITests/browser-requirements.txt (pure-Python wheels, a few seconds); the browser is
+# Debian's chromium + chromium-driver (scripts/setup.sh). Under CI=true the test fails without them.
+[ -x .venv-browser/bin/python ] || python3 -m venv .venv-browser
+.venv-browser/bin/pip install -q --disable-pip-version-check -r Tests/HTTPAPITests/browser-requirements.txt
 
 echo "== build (warnings in Sources/ or Tests/ fail the run)"
 swift build --build-tests 2>&1 | tee .build-log.txt

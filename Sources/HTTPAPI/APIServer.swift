@@ -3,9 +3,11 @@ import Foundation
 import HealthModel
 import HealthStore
 import Hummingbird
+import LivePage
 import Logging
 import NIOSSL
 import HummingbirdTLS
+import HTTPTypes
 import NIOCore
 import ServiceLifecycle
 import Synchronization
@@ -134,6 +136,16 @@ package final class APIServer: Sendable {
             }
             return try JSONResponse.make(["status": "ok"])
         }
+        // The live page (public: it holds no data, it asks for a token and reads the API with it).
+        for asset in LivePage.assets {
+            router.get(RouterPath(asset.path)) { _, _ in
+                Response(status: .ok, headers: [
+                    .contentType: asset.contentType, .cacheControl: "no-cache",
+                    .contentSecurityPolicy: LivePage.contentSecurityPolicy,
+                    HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer",
+                ], body: ResponseBody(byteBuffer: ByteBuffer(string: asset.text)))
+            }
+        }
         router.get("/v1/openapi.json") { _, _ in
             guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
                   let text = try? String(contentsOf: url, encoding: .utf8) else {
@@ -151,7 +163,7 @@ package final class APIServer: Sendable {
         v1.delete("/samples/:uuid", use: routes.deleteSample)
         v1.get("/statistics", use: routes.statistics)
         v1.get("/changes", use: routes.changes)
-        v1.get("/live", use: LiveRoute(feed: live, registry: queue.store.registry).live)
+        v1.get("/live", use: LiveRoute(feed: live, registry: queue.store.registry, store: queue).live)
         let metrics = self.metrics
         let live = self.live
         let status = self.status
