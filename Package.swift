@@ -138,6 +138,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
+        // The parsers' fuzz targets (docs/fuzzing.md): one per parser of bytes from the air, the
+        // serial line or a user's file, each with the promise it checks beyond "no crash".
+        .target(name: "FuzzTargets",
+                dependencies: ["BluetoothLinux", "Capture", "GATT", "HealthGateConfiguration", "HealthModel", "HealthStore",
+                               "HeartRateProfile", "SerialPedometer"]),
+        // Their driver: libFuzzer's when built by scripts/fuzz.sh, a replayer of inputs otherwise.
+        .executableTarget(name: "healthgate-fuzz", dependencies: ["FuzzTargets"]),
+
         // Tests: one target per module (Swift Testing, one file per feature).
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform"]),
@@ -158,6 +166,8 @@ let package = Package(
         .testTarget(name: "IngestTests",
                     dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
                                    "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "HealthGateConfiguration", "Platform"]),
+        // Every committed fuzz corpus and crash reproducer, replayed through its target.
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], exclude: ["Corpus"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.
         .testTarget(name: "ChangeFeedTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting"]),
         // The HTTP API over a real socket, tokens and their migration, the OpenAPI document.

@@ -82,6 +82,12 @@ shim="$PWD/.build/one-cpu-pool.so"
 cc -shared -fPIC -O2 -o "$shim" Tests/Support/one-cpu-pool.c -ldl
 run_tests "tests with a one-thread pool" LD_PRELOAD="$shim"
 
+# ---- Fuzzing (issue 16): every parser's libFuzzer target briefly, from its committed corpus
+# (docs/fuzzing.md); a crash, a hang or a broken promise fails the run. The fuzzing build is a
+# release build with AddressSanitizer in .build-fuzz/.
+echo "== fuzzing: every target for ${FUZZ_SECONDS:-20} s"
+scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
+
 # ---- Real-stack harness (issue 4): healthgate against the real Linux Bluetooth stack in a QEMU/TCG
 # guest and an independent Bumble strap, plus the serial hot-plug scenarios (docs/realstack.md).
 # One guest boot for all 16 scenarios; measured about 270 s in all on a quiet machine of this kind
