@@ -169,6 +169,8 @@ package struct GatewayConfig: Sendable, Equatable {
     package static func parse(_ raw: String, file: String) throws(ConfigError) -> GatewayConfig {
         // A UTF-8 byte-order mark (Windows editors) is not part of the TOML (docs/input-rules.md).
         let text = raw.hasPrefix("\u{FEFF}") ? String(raw.dropFirst()) : raw
+        try rejectControlCharacters(text, file: file)
+        try rejectHeadersWithoutKeys(text, file: file)
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
@@ -179,6 +181,89 @@ package struct GatewayConfig: Sendable, Equatable {
         }
         var p = Parser(text: text, file: file)
         return try p.read(table)
+    }
+}
+
+extension GatewayConfig {
+    /// Refuses a control character (other than tab and line ends) anywhere in `text`: TOML allows
+    /// none, not even in strings or comments (TOML 1.0: they must be escaped), and toml++, the C++
+    /// parser inside TOMLKit, *aborts the process* on some of them — `[\u{1B}strap]` failed an
+    /// `assert` in its key parser (found by the `configuration` fuzz target, docs/fuzzing.md) —
+    /// instead of reporting an error. Checked here first, with the line and the character named.
+    static func rejectControlCharacters(_ text: String, file: String) throws(ConfigError) {
+        var line = 1
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A:
+                line += 1
+            case 0x09, 0x0D:   // a bare CR (not before LF) is refused by toml++ itself, as an error
+                continue
+            case 0x00...0x1F, 0x7F:
+                throw ConfigError(file: file, line: line, message: String(
+                    format: "the control character U+%04X is not allowed in TOML (not even in a string or a comment): remove it, or write it as an escape such as \\u%04X inside a quoted string",
+                    scalar.value, scalar.value))
+            default:
+                continue
+            }
+        }
+    }
+}
+
+extension GatewayConfig {
+    /// Refuses a table header (`[…]`, `[[…]]`) that does not start with a key: toml++ calls its
+    /// key parser there without checking the first character, and the key parser *asserts* it is
+    /// a key's (`[?store]` aborted the process; found by the `configuration` fuzz target). Strings,
+    /// comments and the brackets of values (arrays, inline tables) are skipped, so a `[` that
+    /// starts a line inside a multi-line array or string is not taken for a header.
+    static func rejectHeadersWithoutKeys(_ text: String, file: String) throws(ConfigError) {
+        let s = Array(text.unicodeScalars)
+        var i = 0, line = 1
+        var depth = 0             // open `[` / `{` of a value
+        var lineStart = true      // nothing but whitespace yet on this line, outside a value
+        func isKeyStart(_ c: Unicode.Scalar) -> Bool {
+            switch c { case "a"..."z", "A"..."Z", "0"..."9", "_", "-", "\"", "'", "]": true; default: false }
+        }
+        while i < s.count {
+            let c = s[i]
+            switch c {
+            case "\n":
+                line += 1; lineStart = depth == 0; i += 1
+            case " ", "\t", "\r":
+                i += 1
+            case "#":
+                while i < s.count, s[i] != "\n" { i += 1 }
+            case "\"", "'":
+                // A string: basic ("…", escapes) or literal ('…'); tripled, it may span lines.
+                let triple = i + 2 < s.count && s[i + 1] == c && s[i + 2] == c
+                i += triple ? 3 : 1
+                while i < s.count {
+                    if c == "\"", s[i] == "\\" { i += 2; continue }
+                    if s[i] == "\n" { if !triple { break }; line += 1 }
+                    if s[i] == c, !triple || (i + 2 < s.count && s[i + 1] == c && s[i + 2] == c) {
+                        i += triple ? 3 : 1
+                        break
+                    }
+                    i += 1
+                }
+                lineStart = false
+            case "[" where lineStart:
+                var j = i + 1
+                if j < s.count, s[j] == "[" { j += 1 }
+                while j < s.count, s[j] == " " || s[j] == "\t" { j += 1 }
+                if j < s.count, !isKeyStart(s[j]) {
+                    throw ConfigError(file: file, line: line, message: String(
+                        format: "a table header starts with the character U+%04X where a key must start (letters, digits, '_', '-', or a quoted key): write it as [name] or [[name]]",
+                        s[j].value))
+                }
+                i = j; lineStart = false
+            case "[", "{":
+                depth += 1; lineStart = false; i += 1
+            case "]", "}":
+                depth = max(0, depth - 1); lineStart = false; i += 1
+            default:
+                lineStart = false; i += 1
+            }
+        }
     }
 }
 
