@@ -39,9 +39,10 @@ def daemon(ctx: Context) -> None:
         again = wait_subscribed(ctx, "A", cut, timeout=30 + BACK_WITHIN, process=process)
         delay = again["t"] - back[0]["t"]
         ctx.say(f"  daemon re-enabled notifications {delay:.2f}s after the strap was back")
-        # The daemon's backoff starts at 1 s and doubles; one drop must not cost more than a few.
-        ctx.expect(delay <= BACK_WITHIN + 4, f"the daemon re-enabled notifications {delay:.1f}s after the strap "
-                                             f"was back; expected within {BACK_WITHIN + 4:.0f}s")
+        # The documented bound (docs/ingestion.md): every front-end shares one reconnect policy,
+        # 0.5 s doubling to 2 s, so the daemon is held to the 5 s the link-loss scenarios hold `live` to.
+        ctx.expect(delay <= BACK_WITHIN, f"the daemon re-enabled notifications {delay:.1f}s after the strap "
+                                         f"was back; expected within {BACK_WITHIN:.0f}s")
         n_before = len(ctx.peer.notifications("A", since))
         wait_notifications(ctx, "A", since, n_before + 8, timeout=30)
         held = quiesce(ctx, ["A"])
