@@ -163,7 +163,7 @@ package final class APIServer: Sendable {
         v1.delete("/samples/:uuid", use: routes.deleteSample)
         v1.get("/statistics", use: routes.statistics)
         v1.get("/changes", use: routes.changes)
-        v1.get("/live", use: LiveRoute(feed: live, registry: queue.store.registry, store: queue).live)
+        v1.get("/live", use: LiveRoute(feed: live, registry: queue.store.registry, tokens: StreamTokenCheck(store: queue)).live)
         let metrics = self.metrics
         let live = self.live
         let status = self.status

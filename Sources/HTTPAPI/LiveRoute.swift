@@ -16,8 +16,7 @@ import Synchronization
 struct LiveRoute: Sendable {
     let feed: LiveFeed
     let registry: QuantityTypeRegistry
-    let store: StoreQueue
-    var revalidateInterval: Duration = .seconds(2)
+    let tokens: StreamTokenCheck
 
     func live(_ request: Request, _ context: APIContext) async throws -> Response {
         let q = try QueryParameters(request, known: ["type", "anchor"], registry: registry)
@@ -41,7 +40,7 @@ struct LiveRoute: Sendable {
                 : "query parameter 'anchor' \(e)")
         }
         let token = request.headers.bearer?.token ?? ""
-        let (store, interval, logger, name) = (self.store, revalidateInterval, context.logger, context.token?.name ?? "")
+        let (tokens, logger, name) = (self.tokens, context.logger, context.token?.name ?? "")
         let revoked = RevokedFlag()
         return Response(
             status: .ok,
@@ -50,11 +49,14 @@ struct LiveRoute: Sendable {
                 // The token is checked again while the stream is open (a store error keeps it:
                 // only a lookup that finds it revoked or expired ends the stream).
                 let watch = Task {
+                    // The first check at a random point of the interval: streams opened
+                    // together (a page reloaded on many screens) do not all look at once.
+                    var wait = tokens.interval * Double.random(in: 0.5...1.5)
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: interval)
+                        try? await Task.sleep(for: wait)
+                        wait = tokens.interval
                         if Task.isCancelled { return }
-                        let valid = try? await store.run { db in try AccessTokenRegistry(store: db).authenticate(token) != nil }
-                        if valid == false {
+                        if await tokens.isValid(token) == false {
                             revoked.set()
                             subscription.end()
                             logger.notice("ended a /v1/live stream: its token '\(name)' was revoked or has expired")
@@ -74,6 +76,34 @@ struct LiveRoute: Sendable {
                 }
                 try await writer.finish(nil)
             })
+    }
+}
+
+/// Whether the tokens of open `/v1/live` streams are still valid: looked up on the store's queue
+/// at most once per ``interval`` per token (by its SHA-256, never kept as text), so 200 streams
+/// of one coach's token cost one lookup every 2 s, not 100 a second in front of other requests.
+final class StreamTokenCheck: Sendable {
+    let store: StoreQueue
+    /// How often an open stream's token is checked.
+    let interval: Duration
+    private let cache = Mutex<[[UInt8]: (at: ContinuousClock.Instant, valid: Bool)]>([:])
+
+    init(store: StoreQueue, interval: Duration = .seconds(2)) {
+        self.store = store
+        self.interval = interval
+    }
+
+    /// false: revoked, expired or unknown; nil: the store could not be read (keep the stream).
+    func isValid(_ token: String) async -> Bool? {
+        let key = AccessTokenRegistry.digest(token)
+        let now = ContinuousClock.now
+        if let c = cache.withLock({ $0[key] }), c.at.duration(to: now) < interval { return c.valid }
+        guard let valid = try? await store.run({ db in try AccessTokenRegistry(store: db).authenticate(token) != nil }) else { return nil }
+        cache.withLock { c in
+            c[key] = (now, valid)
+            if c.count > 1_000 { c = c.filter { $0.value.at.duration(to: now) < interval } }
+        }
+        return valid
     }
 }
 

@@ -55,6 +55,10 @@ struct HealthGateBench: ParsableCommand {
                         load-everything engine (ms, peak RSS of a child each, and
                         `healthgate stats`); goals <= 50 ms steps, <= 250 ms heart
                         rate for a year, peak RSS <= 48 MiB
+            http        `healthgate run` with 10 simulated straps serving [http]: 20
+                        /v1/statistics requests a second alone, then beside 200
+                        /v1/live clients (20 s each): p50/p99 latency, the daemon's
+                        CPU (added by the clients), events per client, samples lost
 
             Build with -c release for meaningful figures. With --json the last line
             is one JSON object.
@@ -92,11 +96,11 @@ struct HealthGateBench: ParsableCommand {
     var rounds: Int = 5
 
     @Option(name: .customLong("only"), parsing: .upToNextOption,
-            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats.", valueName: "part"))
+            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats, http.", valueName: "part"))
     var only: [Part] = []
 
     /// The benchmark groups `--only` selects.
-    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats }
+    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats, http }
 
     private var parts: Set<Part> { only.isEmpty ? Set(Part.allCases) : Set(only) }
 
@@ -234,6 +238,10 @@ struct HealthGateBench: ParsableCommand {
 
             if parts.contains(.stats) {
                 try statsPart(into: &out, dir: dir, say: say)
+            }
+
+            if parts.contains(.http) {
+                try httpPart(into: &out, dir: dir, say: say)
             }
 
             if json { try JSONOutput.emit(out) }
