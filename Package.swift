@@ -119,13 +119,17 @@ let package = Package(
                 dependencies: ["Sysexits", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
                                "Capture", "HealthGateConfiguration", "Gateway"]),
 
+        // `import`'s work: a file of samples streamed, parsed, saved in batches through the bulk
+        // writer, bad records reported, progress on a terminal.
+        .target(name: "SampleImport", dependencies: ["HealthModel", "HealthStore", "Sysexits", "ModuleExitCodes"]),
+
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "DaemonHTTP",
+                "AccessTokens", "HTTPAPI", "DaemonHTTP", "SampleImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -110,8 +110,8 @@ struct StatsCommand: ParsableCommand {
             let db = try store.openForReading()
             let display = zone ?? .current
             if let iv {
-                // --follow (change feed, StatsFollow.swift): start observing before the first computation.
-                let follower = follow ? try StatsFollow(path: store.path, type: type) : nil
+                // --follow (change feed, HealthStore's StatisticsFollower): start observing before the first computation.
+                let follower = follow ? try StatisticsFollower(path: store.path, type: type) : nil
                 let compute = {
                     try db.statisticsCollection(query, interval: iv, anchor: anchorDate, timeZone: zone ?? .current)
                         .map { try $0.converted(to: outUnit) }

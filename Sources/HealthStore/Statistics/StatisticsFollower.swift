@@ -1,22 +1,21 @@
 import Foundation
 import HealthModel
-import HealthStore
 
 /// `stats --interval … --follow` (issue 7): HealthKit's statisticsUpdateHandler. After the
 /// initial buckets, every commit that adds or deletes a sample of the type makes it recompute
 /// the collection and print the buckets whose values changed — and nothing when none did.
-struct StatsFollow {
+package struct StatisticsFollower {
     private let observer: ChangeObserver
 
     /// Starts observing `type` in the store at `path`. Create it *before* computing the initial
     /// buckets, so a commit in between is seen (and, if it changed nothing shown, not printed).
-    init(path: String, type: QuantityType) throws {
+    package init(path: String, type: QuantityType) throws {
         observer = try ChangeObserver(path: path, types: [type], start: .now)
     }
 
     /// Runs until the process is stopped: on each change of the type, `compute()` again and
     /// `show` the buckets that are new or differ from what was last shown.
-    func run(initial: [Statistics], compute: () throws -> [Statistics], show: ([Statistics]) -> Void) throws {
+    package func run(initial: [Statistics], compute: () throws -> [Statistics], show: ([Statistics]) -> Void) throws {
         var shown: [Date?: Statistics] = [:]
         for b in initial { shown[b.start] = b }
         fflush(nil)  // the initial buckets, before waiting
@@ -30,7 +29,7 @@ struct StatsFollow {
     }
 
     /// The buckets of `now` that differ from `shown` (by start), updating `shown`.
-    static func changedBuckets(shown: inout [Date?: Statistics], now: [Statistics]) throws -> [Statistics] {
+    package static func changedBuckets(shown: inout [Date?: Statistics], now: [Statistics]) throws -> [Statistics] {
         var changed: [Statistics] = []
         for b in now where shown[b.start] != b {
             changed.append(b)

@@ -1,15 +1,19 @@
 import Foundation
 import Glibc
+import Sysexits
 
 /// The file `import` reads, opened for streaming: a descriptor (standard input for `-`) and,
 /// for a regular file, its size (for the progress line). Open errors are
 /// ``FileAccess/failure(errno:_:path:what:)``'s sentences, as for every file HealthGate reads.
 struct ImportInput {
+    /// The descriptor records are read from.
     let fd: Int32
     /// The size of a regular file; nil for a pipe, a terminal or a device.
     let size: Int?
     private let owned: Bool
 
+    /// Opens `path` (`-`: standard input) for reading; `what` names the file in messages
+    /// ("the JSON-lines file").
     init(path: String, what: String) throws {
         owned = path != "-"
         fd = owned ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO
@@ -32,6 +36,7 @@ struct ImportInput {
         }
     }
 
+    /// Closes the file (never standard input).
     func close() {
         if owned { Glibc.close(fd) }
     }
@@ -49,6 +54,7 @@ struct ImportMeter {
     private var shown = false
     private var sinceCheck = 0
 
+    /// A meter for `path` of `total` bytes (nil: unknown), shown only when `terminal`.
     init(path: String, total: Int?, terminal: Bool = isatty(STDERR_FILENO) == 1) {
         self.path = path
         self.total = total
@@ -82,6 +88,7 @@ struct ImportMeter {
         shown = false
     }
 
+    /// Erases the progress line at the end.
     mutating func finish() { clear() }
 
     private static func megabytes(_ n: Int) -> String {
