@@ -186,6 +186,11 @@ enum Schema {
         DROP INDEX samples_type_start;
         CREATE INDEX samples_type_start ON samples(type_id, start, id, "end", value, source_id);
         """,
+        // 9: each rollup row says whether its samples' spans make one interval (`contiguous`,
+        // helper queries, docs/queries.md "How statistics are computed"), so a slot of a
+        // lower-priority source that a higher one covers whole is known to count nothing
+        // without reading its rows. Rollups rebuilt from the rows; moves no sample.
+        Rollups.contiguityMigration,
     ]
 
     /// The schema version this build writes.

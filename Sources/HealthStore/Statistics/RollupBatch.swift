@@ -31,9 +31,13 @@ struct RollupBatch {
         var recentEnd = -Double.infinity
         /// The batch index of the most recent row (its id once the ids are known).
         var recentIndex = -1
+        /// Whether the rows' closed spans make one interval, their hull (as the trigger finds
+        /// it: each row must meet the hull of the rows before it).
+        var contiguous = true
 
         /// As the trigger adds a row (same expressions, same order).
         mutating func add(_ r: SampleRow, index: Int) {
+            if count > 0, !(r.start <= maxEnd && r.end >= minStart) { contiguous = false }
             let w = r.end == r.start ? 1.0 : r.end - r.start
             count += 1
             sum += r.value
@@ -99,7 +103,7 @@ struct RollupBatch {
         if let k = lastKey { slots[k] = last }
         if !slots.isEmpty {
             let st = try db.prepare("""
-                INSERT INTO sample_rollups(\(Rollups.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO sample_rollups(\(Rollups.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(type_id, slot, source_id) DO UPDATE SET
                     count = count + excluded.count, sum = sum + excluded.sum, tw_sum = tw_sum + excluded.tw_sum,
                     tw_weight = tw_weight + excluded.tw_weight,
@@ -110,7 +114,8 @@ struct RollupBatch {
                     recent_start = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_start ELSE recent_start END,
                     recent_id = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_id ELSE recent_id END,
                     recent_end = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_end ELSE recent_end END,
-                    stale = max(stale, excluded.stale)
+                    stale = max(stale, excluded.stale),
+                    contiguous = contiguous AND excluded.contiguous AND excluded.min_start <= max_end AND excluded.max_end >= min_start
                 """)
             let known = idsKnown && firstID != nil
             for (key, a) in slots where a.count > 0 {
@@ -121,6 +126,7 @@ struct RollupBatch {
                 st.bind(13, a.recentValue); st.bind(14, a.recentStart); st.bind(15, a.recentEnd)
                 st.bind(16, known ? firstID! + Int64(a.recentIndex) : 0)
                 st.bind(17, known ? 0 : 1)
+                st.bind(18, a.contiguous ? 1 : 0)
                 try st.run()
             }
         }
@@ -138,8 +144,8 @@ struct RollupBatch {
         DROP TRIGGER samples_rollup_insert;
         CREATE TRIGGER samples_rollup_insert AFTER INSERT ON samples
         WHEN NOT coalesce((SELECT deferred FROM rollup_control WHERE id = 1), 0) BEGIN
-            INSERT INTO sample_rollups(\(Rollups.columns)) VALUES (\(Rollups.values("new.")))
-            \(Rollups.upsert);
+            INSERT INTO sample_rollups(\(Rollups.columnsV3)) VALUES (\(Rollups.valuesV3("new.")))
+            \(Rollups.upsertV3);
         END;
         """
 }

@@ -39,13 +39,21 @@ enum Rollups {
         return truncated - (t < 0 && q != Double(truncated) ? 1 : 0)
     }
 
-    static let columns = """
+    /// The columns as migrations 3 and 4 wrote them (history: their text must not change).
+    static let columnsV3 = """
         type_id, slot, source_id, count, sum, tw_sum, tw_weight, vmin, vmax, min_start, max_end, max_instant,
         recent_value, recent_start, recent_end, recent_id, stale
         """
 
-    /// One sample's contribution, its columns prefixed by `p` (`new.` in a trigger).
-    static func values(_ p: String) -> String {
+    /// The columns since migration 9: ``columnsV3`` and `contiguous`.
+    static let columns = columnsV3 + ", contiguous"
+
+    /// One sample's contribution, its columns prefixed by `p` (`new.` in a trigger): the
+    /// ``columns`` (one sample is contiguous).
+    static func values(_ p: String) -> String { valuesV3(p) + ", 1" }
+
+    /// One sample's contribution in the ``columnsV3`` (migrations 3 and 4).
+    static func valuesV3(_ p: String) -> String {
         let weight = "(CASE WHEN \(p)\"end\" = \(p)start THEN 1.0 ELSE \(p)\"end\" - \(p)start END)"
         return """
             \(p)type_id, \(slotSQL(p + "start")), \(p)source_id, 1, \(p)value, \(p)value * \(weight), \(weight),
@@ -54,8 +62,16 @@ enum Rollups {
             """
     }
 
-    /// Folds a sample into an existing slot row.
-    static let upsert = """
+    /// Folds a sample (or, from the bulk writer, a slot's worth) into an existing slot row,
+    /// with `contiguous` (migration 9): still one interval only if both were and their hulls
+    /// meet (the right-hand sides read the row as it was before this update).
+    static let upsert = upsertV3 + """
+        ,
+            contiguous = contiguous AND excluded.contiguous AND excluded.min_start <= max_end AND excluded.max_end >= min_start
+        """
+
+    /// ``upsert`` as migrations 3 and 4 wrote it (history: its text must not change).
+    static let upsertV3 = """
         ON CONFLICT(type_id, slot, source_id) DO UPDATE SET
             count = count + 1, sum = sum + excluded.sum, tw_sum = tw_sum + excluded.tw_sum,
             tw_weight = tw_weight + excluded.tw_weight,
@@ -74,7 +90,13 @@ enum Rollups {
         "INSERT INTO sample_rollups(\(columns)) SELECT \(values("")) FROM samples WHERE \(filter) ORDER BY id \(upsert)"
     }
 
-    /// The migration: the table, its triggers, and a backfill of every stored sample.
+    /// ``rebuildSQL(where:)`` as migration 3 wrote it (history).
+    static func rebuildSQLV3(where filter: String) -> String {
+        "INSERT INTO sample_rollups(\(columnsV3)) SELECT \(valuesV3("")) FROM samples WHERE \(filter) ORDER BY id \(upsertV3)"
+    }
+
+    /// Migration 3: the table, its triggers, and a backfill of every stored sample (history:
+    /// written with the ``columnsV3``).
     static let migration = """
         CREATE TABLE sample_rollups(
             type_id INTEGER NOT NULL,
@@ -98,8 +120,8 @@ enum Rollups {
         ) WITHOUT ROWID;
         CREATE INDEX sample_rollups_stale ON sample_rollups(type_id) WHERE stale <> 0;
         CREATE TRIGGER samples_rollup_insert AFTER INSERT ON samples BEGIN
-            INSERT INTO sample_rollups(\(columns)) VALUES (\(values("new.")))
-            \(upsert);
+            INSERT INTO sample_rollups(\(columnsV3)) VALUES (\(valuesV3("new.")))
+            \(upsertV3);
         END;
         CREATE TRIGGER samples_rollup_delete AFTER DELETE ON samples BEGIN
             UPDATE sample_rollups SET count = count - 1, stale = 1
@@ -110,11 +132,39 @@ enum Rollups {
         CREATE TRIGGER samples_rollup_update AFTER UPDATE OF type_id, source_id, value, start, "end" ON samples BEGIN
             UPDATE sample_rollups SET count = count - 1, stale = 1
             WHERE type_id = old.type_id AND slot = \(slotSQL("old.start")) AND source_id = old.source_id;
+            INSERT INTO sample_rollups(\(columnsV3)) VALUES (\(valuesV3("new.")))
+            \(upsertV3);
+            UPDATE sample_rollups SET stale = 1
+            WHERE type_id = new.type_id AND slot = \(slotSQL("new.start")) AND source_id = new.source_id;
+        END;
+        \(rebuildSQLV3(where: "1"));
+        """
+
+    /// Migration 9: `contiguous`, 1 when the union of a slot row's closed sample spans is exactly
+    /// its hull `[min_start, max_end]`, found in insert order (a sample that meets the hull of
+    /// those before it keeps it one interval; one that does not clears it until the slot is
+    /// recomputed; 0 is always safe: it only means "not known to be one interval"). With it,
+    /// statistics know without reading rows that a higher-priority source's slots cover an
+    /// interval whole (docs/queries.md, "How statistics are computed"). The triggers write it;
+    /// the rollups are rebuilt from the rows, as migration 3 built them.
+    static let contiguityMigration = """
+        ALTER TABLE sample_rollups ADD COLUMN contiguous INTEGER NOT NULL DEFAULT 0;
+        DROP TRIGGER samples_rollup_insert;
+        CREATE TRIGGER samples_rollup_insert AFTER INSERT ON samples
+        WHEN NOT coalesce((SELECT deferred FROM rollup_control WHERE id = 1), 0) BEGIN
+            INSERT INTO sample_rollups(\(columns)) VALUES (\(values("new.")))
+            \(upsert);
+        END;
+        DROP TRIGGER samples_rollup_update;
+        CREATE TRIGGER samples_rollup_update AFTER UPDATE OF type_id, source_id, value, start, "end" ON samples BEGIN
+            UPDATE sample_rollups SET count = count - 1, stale = 1
+            WHERE type_id = old.type_id AND slot = \(slotSQL("old.start")) AND source_id = old.source_id;
             INSERT INTO sample_rollups(\(columns)) VALUES (\(values("new.")))
             \(upsert);
             UPDATE sample_rollups SET stale = 1
             WHERE type_id = new.type_id AND slot = \(slotSQL("new.start")) AND source_id = new.source_id;
         END;
+        DELETE FROM sample_rollups;
         \(rebuildSQL(where: "1"));
         """
 
@@ -160,4 +210,6 @@ struct RollupRow {
     var maxInstant: Double?
     var recent: StatPoint
     var stale: Bool
+    /// The union of its samples' closed spans is exactly `minStart…maxEnd` (false when not known).
+    var contiguous: Bool
 }

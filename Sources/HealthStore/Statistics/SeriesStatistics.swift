@@ -8,6 +8,13 @@ package final class StatisticsWork {
     package var chunksFromAggregates = 0
     /// Chunks whose data was decoded.
     package var chunksDecoded = 0
+    /// Individually stored rows read by the streaming merge (counted or as coverage).
+    package var rowsDecoded = 0
+    /// Rollup rows (one source's samples of a 15-minute slot) counted from their aggregates.
+    package var rollupRowsAnswered = 0
+    /// Rollup rows found covered whole by a higher-priority source's contiguous slots: their
+    /// samples count nothing and are not read.
+    package var rollupRowsCovered = 0
     package init() {}
 }
 
@@ -53,7 +60,7 @@ struct ChunkBlock {
         RollupRow(slot: 0, source: source, count: count, sum: sum, weightedSum: weighted, weightTotal: weight,
                   minimum: minimum, maximum: maximum, minStart: start, maxEnd: end, maxInstant: nil,
                   recent: StatPoint(value: recent, start: recentStart, end: recentEnd, source: source, id: pointID(count - 1)),
-                  stale: false)
+                  stale: false, contiguous: false)
     }
 }
 

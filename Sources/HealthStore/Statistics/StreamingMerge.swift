@@ -93,12 +93,7 @@ struct StreamingMerge {
     mutating func add(_ p: StatPoint) {
         finalizeReady(before: p.start)
         let pos = positionOf(p.source)
-        // Record its span as coverage for lower-priority sources.
-        if let last = cover[pos].last, cover[pos].count > coverHead[pos], p.start <= last.hi {
-            cover[pos][cover[pos].count - 1].hi = max(last.hi, p.end)
-        } else {
-            cover[pos].append(Bucket(lo: p.start, hi: p.end))
-        }
+        recordCoverage(p, pos)
         if pos == top {
             StatisticsEngine.accumulate(p, piece: Bucket(lo: p.start, hi: p.end), ranges: ranges, style: style,
                                         into: &acc, scratch: &scratch)
@@ -106,6 +101,24 @@ struct StreamingMerge {
             pending.append(p)
         }
         prune(watermark: pendingHead < pending.count ? pending[pendingHead].start : p.start)
+    }
+
+    /// Adds the next sample as coverage only (it is not counted): a higher-priority sample that
+    /// a decoded lower-priority one needs, whose own count comes from elsewhere (its rollup) or
+    /// is nothing (covered whole). Same order as ``add(_:)``.
+    mutating func addCoverage(_ p: StatPoint) {
+        finalizeReady(before: p.start)
+        recordCoverage(p, positionOf(p.source))
+        prune(watermark: pendingHead < pending.count ? pending[pendingHead].start : p.start)
+    }
+
+    /// Records `p`'s span as coverage for the sources below position `pos`.
+    private mutating func recordCoverage(_ p: StatPoint, _ pos: Int) {
+        if let last = cover[pos].last, cover[pos].count > coverHead[pos], p.start <= last.hi {
+            cover[pos][cover[pos].count - 1].hi = max(last.hi, p.end)
+        } else {
+            cover[pos].append(Bucket(lo: p.start, hi: p.end))
+        }
     }
 
     /// Counts every sample still waiting; call once after the last ``add(_:)``.

@@ -158,7 +158,7 @@ struct StreamingPass {
             withSeries.isEmpty ? [] : try addSeriesIndependently(into: &merge, sources: sources, aggregates: chunkAggregates)
         }
         if useRollups {
-            var plan = RollupPlan(ranges: merge.ranges, clip: clip)
+            var plan = RollupPlan(ranges: merge.ranges, clip: clip, ranks: ranks)
             // Only the columns the options use; `stale` only when a row of the type is stale
             // (never, unless a writer outside HealthStore left one: the write transaction
             // recomputes them before it commits).
@@ -185,9 +185,17 @@ struct StreamingPass {
                 plan.add(row, into: &merge)
             }
             plan.finish(into: &merge)
-            for run in plan.decode {
-                try decode(into: &merge, sources: sources, slots: run)
+            // Runs of consecutive slots, each read with one statement.
+            let entries = plan.decode
+            var a = 0
+            while a < entries.count {
+                var b = a + 1
+                while b < entries.count, entries[b].slot <= entries[b - 1].slot + 1 { b += 1 }
+                try decode(into: &merge, sources: sources, slots: entries[a].slot..<(entries[b - 1].slot + 1), entries: entries[a..<b])
+                a = b
             }
+            work?.rollupRowsAnswered += plan.answeredRows
+            work?.rollupRowsCovered += plan.coveredRows
             present.formUnion(try addSeries())
             merge.finish()
             return Result(values: merge.acc.map { $0.values(query.options) }, sources: present)
@@ -199,9 +207,12 @@ struct StreamingPass {
     }
 
     /// Feeds the matching rows (of `slots`, a half-open range of slot numbers, when given) in
-    /// (start, id) order to `merge`; returns the sources seen.
+    /// (start, id) order to `merge`; returns the sources seen. With `entries` (the rollup plan's,
+    /// sorted by slot and source), only the rows of a slot and source listed there are read,
+    /// counted or as coverage only, as the entry says.
     @discardableResult
-    func decode(into merge: inout StreamingMerge, sources: Set<Int64>?, slots: Range<Int64>?) throws -> Set<Int64> {
+    func decode(into merge: inout StreamingMerge, sources: Set<Int64>?, slots: Range<Int64>?,
+                entries: ArraySlice<RollupPlan.DecodeEntry>? = nil) throws -> Set<Int64> {
         var rowQuery = query.sampleQuery
         var extra: [SQLValue] = []
         var bounds = ""
@@ -236,6 +247,7 @@ struct StreamingPass {
         // Sources already met and whether they count: a short list, not a set (rows of two
         // overlapping sources alternate, and hashing each row's source was a tenth of the work).
         var met: [(source: Int64, counts: Bool)] = []
+        var entry = entries?.startIndex ?? 0
         while try st.step() {
             let source = st.int64(3)
             var counts = true
@@ -247,50 +259,113 @@ struct StreamingPass {
             }
             if !counts { continue }
             let start = st.double(1)
-            if let slots, !slots.contains(Rollups.slot(start)) { continue }
-            merge.add(StatPoint(value: st.double(0), start: start, end: st.double(2), source: source, id: st.int64(4)))
+            let slot = Rollups.slot(start)
+            if let slots, !slots.contains(slot) { continue }
+            let p = StatPoint(value: st.double(0), start: start, end: st.double(2), source: source, id: st.int64(4))
+            if let entries {
+                // Rows come in start order, so slots never go back.
+                while entry < entries.endIndex, entries[entry].slot < slot { entry += 1 }
+                var e = entry
+                while e < entries.endIndex, entries[e].slot == slot, entries[e].source != source { e += 1 }
+                guard e < entries.endIndex, entries[e].slot == slot else { continue }
+                work?.rowsDecoded += 1
+                if entries[e].counts { merge.add(p) } else { merge.addCoverage(p) }
+            } else {
+                work?.rowsDecoded += 1
+                merge.add(p)
+            }
         }
         return Set(met.filter(\.counts).map(\.source))
     }
 }
 
-/// Decides, slot by slot in time order, which rollup slots answer for their samples and which
-/// must be decoded. A slot is answered from its rollups when, for every source's row in it:
-/// it is not stale, its samples' hull lies inside one bucket (clipped to the range: starts at or
-/// after the bucket's start, spans end at or before its end, instants before it), and no row
-/// of another source has a hull meeting it (closed intervals, as the merge's coverage). Then
-/// none of its samples covers or is covered by another source's, so they count whole, exactly
-/// as the merge would count them. A row's neighbours can only be in slots whose rows are still
-/// pending here: a slot is decided once the rows read start after its latest end.
+/// Decides, slot row by slot row in time order, how each rollup row (one source's samples of
+/// one slot) counts. Priority decides: a row **meets** another source's row when their hulls
+/// meet (closed intervals, as the merge's coverage); only a *higher*-priority row can cover it.
 ///
-/// The pending slots are kept flat (their rows in one array, each slot a range of it), so a
-/// year of rows allocates nothing per slot.
+/// - **Answered** from its rollup: it is not stale, no higher-priority row meets it, and its
+///   samples' hull lies inside one bucket (clipped to the range: starts at or after the bucket's
+///   start, spans end at or before its end, instants before it). Nothing covers its samples, so
+///   they count whole, as the merge would count them.
+/// - **Covered**: its hull lies inside the union of the hulls of the *contiguous* higher-priority
+///   rows meeting it (a contiguous row's samples' spans are exactly its hull, migration 9; only
+///   rows whose samples all match the range count). Every sample of it is covered whole, so it
+///   counts nothing, as in the merge; its rows are not read.
+/// - **Decoded** otherwise: its rows go through the merge, and with them, as coverage only, the
+///   rows of every higher-priority row meeting it (answered, covered or decoded: the merge needs
+///   their spans, and nothing else can cover it).
+///
+/// A row's neighbours are all read once the rows read start after its latest end, so a slot is
+/// decided then. The pending rows are kept flat (one array, each slot a range of it; each
+/// row's higher-priority neighbours in one chained list), so a year of rows allocates nothing
+/// per slot.
 struct RollupPlan {
     let ranges: [Bucket]
     let clip: Bucket
+    /// Each source's priority key, smaller wins: (rank, id), a source without a rank last (the
+    /// merge's order).
+    private let ranks: [Int64: Int]
 
-    /// Slot ranges to decode, ascending and coalesced.
-    private(set) var decode: [Range<Int64>] = []
+    /// One source's rows of one slot to read: counted, or only as coverage for another's.
+    struct DecodeEntry: Comparable {
+        var slot: Int64
+        var source: Int64
+        var counts: Bool
+        static func < (a: Self, b: Self) -> Bool {
+            (a.slot, a.source, a.counts ? 0 : 1) < (b.slot, b.source, b.counts ? 0 : 1)
+        }
+    }
+    /// The rows to decode (complete once ``finish(into:)`` ran: sorted by slot and source, one
+    /// entry per pair, counted when any decision asked for it counted).
+    private(set) var decode: [DecodeEntry] = []
     /// How many rollup rows answered for their samples.
     private(set) var answeredRows = 0
+    /// How many rollup rows were found covered whole (their samples count nothing, unread).
+    private(set) var coveredRows = 0
 
     /// The pending rows, in arrival order; `rowHead` is the first not yet decided.
-    private var rows: [RollupRow] = []
+    private var rows: [Pending] = []
     private var rowHead = 0
-    /// The pending slots: each its slot number, the index of its first row in `rows`, whether
-    /// a row of it meets a row of another source, and the latest slot its rows reach.
+    private struct Pending {
+        var row: RollupRow
+        /// The first of its higher-priority neighbours in `links` (-1: none).
+        var firstLink = -1
+    }
+    /// A higher-priority row meeting a pending row: where it is, its hull, whether its hull is
+    /// exactly its samples' union inside the range (usable as coverage), the next link.
+    private struct Link {
+        var slot: Int64
+        var source: Int64
+        var lo: Double
+        var hi: Double
+        var covers: Bool
+        var next: Int
+    }
+    private var links: [Link] = []
+    /// The pending slots: each its slot number, the index of its first row in `rows`, and the
+    /// latest slot its rows reach.
     private struct Group {
         var slot: Int64
         var first: Int
-        var conflicted = false
         var lastSlotReached: Int64
     }
     private var groups: [Group] = []
     private var groupHead = 0
+    private var gathered: [Bucket] = []
 
-    init(ranges: [Bucket], clip: Bucket) {
+    init(ranges: [Bucket], clip: Bucket, ranks: [Int64: Int]) {
         self.ranges = ranges
         self.clip = clip
+        self.ranks = ranks
+    }
+
+    private func outranks(_ a: Int64, _ b: Int64) -> Bool {
+        (ranks[a] ?? .max, a) < (ranks[b] ?? .max, b)
+    }
+
+    /// Whether every sample of `row` matches the range (so its spans are coverage there).
+    private func inRange(_ row: RollupRow) -> Bool {
+        row.minStart >= clip.lo && row.maxEnd < clip.hi
     }
 
     /// Adds the next row (rows come in slot order); rows found answerable are added to `merge`.
@@ -305,36 +380,64 @@ struct RollupPlan {
             if groupHead == groups.count {
                 groups.removeAll(keepingCapacity: true)
                 rows.removeAll(keepingCapacity: true)
+                links.removeAll(keepingCapacity: true)
                 groupHead = 0
                 rowHead = 0
             } else if groupHead > 1024 {
-                let shift = groups[groupHead].first
-                groups.removeFirst(groupHead)
-                for g in groups.indices { groups[g].first -= shift }
-                rows.removeFirst(shift)
-                groupHead = 0
-                rowHead = 0
+                compact()
             }
             groups.append(Group(slot: row.slot, first: rows.count, lastSlotReached: .min))
         }
         let current = groups.count - 1
-        // Another source's pending row whose hull meets this one: both slots are decoded.
-        var g = groupHead
+        var added = Pending(row: row)
+        // Another source's pending row whose hull meets this one: the lower-priority of the two
+        // records the other as a neighbour.
         var i = rowHead
         while i < rows.count {
-            while g + 1 < groups.count, groups[g + 1].first <= i { g += 1 }
-            let other = rows[i]
+            let other = rows[i].row
             if other.source != row.source, other.maxEnd >= row.minStart, row.maxEnd >= other.minStart {
-                groups[g].conflicted = true
-                groups[current].conflicted = true
+                if outranks(other.source, row.source) {
+                    links.append(Link(slot: other.slot, source: other.source, lo: other.minStart, hi: other.maxEnd,
+                                      covers: other.contiguous && !other.stale && inRange(other), next: added.firstLink))
+                    added.firstLink = links.count - 1
+                } else {
+                    links.append(Link(slot: row.slot, source: row.source, lo: row.minStart, hi: row.maxEnd,
+                                      covers: row.contiguous && !row.stale && inRange(row), next: rows[i].firstLink))
+                    rows[i].firstLink = links.count - 1
+                }
             }
             i += 1
         }
-        rows.append(row)
+        rows.append(added)
         groups[current].lastSlotReached = max(groups[current].lastSlotReached, Rollups.slot(row.maxEnd))
     }
 
-    /// Decides every slot still pending; call once after the last row.
+    /// Drops the decided rows and their links (the pending ones' links are copied over).
+    private mutating func compact() {
+        let shift = groups[groupHead].first
+        groups.removeFirst(groupHead)
+        for g in groups.indices { groups[g].first -= shift }
+        rows.removeFirst(shift)
+        var kept: [Link] = []
+        for r in rows.indices {
+            var chain: [Link] = []
+            var l = rows[r].firstLink
+            while l >= 0 { chain.append(links[l]); l = links[l].next }
+            var first = -1
+            for var link in chain.reversed() {
+                link.next = first
+                kept.append(link)
+                first = kept.count - 1
+            }
+            rows[r].firstLink = first
+        }
+        links = kept
+        groupHead = 0
+        rowHead = 0
+    }
+
+    /// Decides every slot still pending, and sorts the rows to decode; call once after the last
+    /// row.
     mutating func finish(into merge: inout StreamingMerge) {
         while groupHead < groups.count {
             decide(groupHead, into: &merge)
@@ -342,8 +445,16 @@ struct RollupPlan {
         }
         groups.removeAll()
         rows.removeAll()
+        links.removeAll()
         groupHead = 0
         rowHead = 0
+        decode.sort()
+        var out: [DecodeEntry] = []
+        out.reserveCapacity(decode.count)
+        for e in decode where out.last.map({ $0.slot != e.slot || $0.source != e.source }) ?? true {
+            out.append(e)   // the counted entry sorts first
+        }
+        decode = out
     }
 
     /// The bucket that holds every sample of `row` whole, if one does.
@@ -356,27 +467,50 @@ struct RollupPlan {
         return i
     }
 
+    /// Whether the coverage links of row `r` hold its hull whole.
+    private mutating func covered(_ r: Int) -> Bool {
+        gathered.removeAll(keepingCapacity: true)
+        var l = rows[r].firstLink
+        while l >= 0 {
+            if links[l].covers { gathered.append(Bucket(lo: links[l].lo, hi: links[l].hi)) }
+            l = links[l].next
+        }
+        if gathered.isEmpty { return false }
+        gathered.sort { $0.lo < $1.lo }
+        let row = rows[r].row
+        var reach = row.minStart
+        for b in gathered {
+            if b.lo > reach { return false }
+            reach = max(reach, b.hi)
+            if reach >= row.maxEnd { return true }
+        }
+        return false
+    }
+
     private mutating func decide(_ k: Int, into merge: inout StreamingMerge) {
         let g = groups[k]
         let end = k + 1 < groups.count ? groups[k + 1].first : rows.count
         rowHead = end
-        if !g.conflicted {
-            // Answerable when every row is: checked first, then added (all or none).
-            var answerable = true
-            for i in g.first..<end where rows[i].stale || bucket(holding: rows[i]) == nil {
-                answerable = false
-                break
+        for r in g.first..<end {
+            let row = rows[r].row
+            if !row.stale {
+                if rows[r].firstLink < 0 {
+                    if let b = bucket(holding: row) {
+                        merge.add(aggregate: row, bucket: b)
+                        answeredRows += 1
+                        continue
+                    }
+                } else if covered(r) {
+                    coveredRows += 1
+                    continue
+                }
             }
-            if answerable {
-                for i in g.first..<end { merge.add(aggregate: rows[i], bucket: bucket(holding: rows[i])!) }
-                answeredRows += end - g.first
-                return
+            decode.append(DecodeEntry(slot: row.slot, source: row.source, counts: true))
+            var l = rows[r].firstLink
+            while l >= 0 {
+                decode.append(DecodeEntry(slot: links[l].slot, source: links[l].source, counts: false))
+                l = links[l].next
             }
-        }
-        if let last = decode.last, last.upperBound == g.slot {
-            decode[decode.count - 1] = last.lowerBound..<(g.slot + 1)
-        } else {
-            decode.append(g.slot..<(g.slot + 1))
         }
     }
 }
@@ -387,7 +521,7 @@ struct RollupPlan {
 /// recent), which add nothing to the results asked for.
 struct RollupColumns {
     let sql: String
-    private let weighted: Int32?, minimum: Int32?, maximum: Int32?, recent: Int32?, stale: Int32?
+    private let weighted: Int32?, minimum: Int32?, maximum: Int32?, recent: Int32?, stale: Int32?, contiguous: Int32?
 
     /// - Parameter stale: whether any rollup row of the type is stale (then `stale` is read).
     init(options: StatisticsOptions, style: AggregationStyle, stale: Bool, oneSource: Bool) {
@@ -401,6 +535,8 @@ struct RollupColumns {
         maximum = options.contains(.discreteMax) ? add(["vmax"]) : nil
         recent = options.contains(.mostRecent) ? add(["recent_value", "recent_start", "recent_end", "recent_id"]) : nil
         self.stale = stale ? add(["stale"]) : nil
+        // Whether a slot's spans make one interval matters only where another source can be covered.
+        contiguous = oneSource ? nil : add(["contiguous"])
         sql = "SELECT \(names.joined(separator: ", ")) FROM sample_rollups WHERE type_id = ? AND slot <= ? AND max_end >= ?"
             + (oneSource ? " AND source_id = ?" : "") + " ORDER BY slot, source_id"
     }
@@ -415,6 +551,7 @@ struct RollupColumns {
                          recent: recent.map { StatPoint(value: st.double($0), start: st.double($0 + 1), end: st.double($0 + 2),
                                                         source: source, id: st.int64($0 + 3)) }
                              ?? StatPoint(value: 0, start: -.infinity, end: -.infinity, source: source, id: .min),
-                         stale: stale.map { st.int($0) != 0 } ?? false)
+                         stale: stale.map { st.int($0) != 0 } ?? false,
+                         contiguous: contiguous.map { st.int($0) != 0 } ?? false)
     }
 }
