@@ -88,15 +88,12 @@ extension HealthStore {
     /// Individually stored samples (in the query's order) and series quantities, in the
     /// query's order (see ``samples(_:)`` for ties), cut to its limit.
     static func merge(_ rows: [(sample: QuantitySample, id: Int64)], _ hits: [SeriesHit], query: SampleQuery) -> [QuantitySample] {
-        typealias Key = (date: Double, group: Int, id: Int64, index: Int)
-        func date(_ s: QuantitySample) -> Double {
-            query.sortBy == .startDate ? s.startDate.timeIntervalSince1970 : s.endDate.timeIntervalSince1970
-        }
-        var all: [(key: Key, sample: QuantitySample)] = []
+        // The one order key (SeriesLimit.swift's), which the limited path's threshold uses too.
+        var all: [(key: SampleOrderKey, sample: QuantitySample)] = []
         all.reserveCapacity(rows.count + hits.count)
-        for r in rows { all.append(((date(r.sample), 0, r.id, 0), r.sample)) }
-        for h in hits { all.append(((date(h.sample), 1, h.seriesID, h.index), h.sample)) }
-        if query.ascending { all.sort { $0.key < $1.key } } else { all.sort { $0.key > $1.key } }
+        for r in rows { all.append((SampleOrderKey(row: r.sample, id: r.id, sortBy: query.sortBy), r.sample)) }
+        for h in hits { all.append((SampleOrderKey(hit: h, sortBy: query.sortBy), h.sample)) }
+        if query.ascending { all.sort { $0.key < $1.key } } else { all.sort { $1.key < $0.key } }
         if let limit = query.limit, all.count > max(0, limit) { all.removeLast(all.count - max(0, limit)) }
         return all.map(\.sample)
     }

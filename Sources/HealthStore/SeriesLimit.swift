@@ -13,6 +13,24 @@ struct SampleOrderKey: Comparable {
     static func < (a: Self, b: Self) -> Bool {
         (a.date, a.group, a.id, a.index) < (b.date, b.group, b.id, b.index)
     }
+
+    /// An individually stored sample's key (its row id).
+    init(row sample: QuantitySample, id: Int64, sortBy: SampleQuery.SortKey) {
+        self.init(date: Self.date(sample, sortBy), group: 0, id: id, index: 0)
+    }
+
+    /// A series quantity's key (its series' row id and its index).
+    init(hit: SeriesHit, sortBy: SampleQuery.SortKey) {
+        self.init(date: Self.date(hit.sample, sortBy), group: 1, id: hit.seriesID, index: hit.index)
+    }
+
+    init(date: Double, group: Int, id: Int64, index: Int) {
+        self.date = date; self.group = group; self.id = id; self.index = index
+    }
+
+    private static func date(_ s: QuantitySample, _ sortBy: SampleQuery.SortKey) -> Double {
+        sortBy == .startDate ? s.startDate.timeIntervalSince1970 : s.endDate.timeIntervalSince1970
+    }
 }
 
 extension HealthStore {
@@ -50,10 +68,7 @@ extension HealthStore {
 
         // The best keys so far (rows and kept quantities), cut back to `limit` as they grow;
         // the last of them, once there are `limit`, is the threshold.
-        var best: [SampleOrderKey] = rows.map {
-            SampleOrderKey(date: date($0.sample.startDate.timeIntervalSince1970, $0.sample.endDate.timeIntervalSince1970),
-                           group: 0, id: $0.id, index: 0)
-        }
+        var best: [SampleOrderKey] = rows.map { SampleOrderKey(row: $0.sample, id: $0.id, sortBy: q.sortBy) }
         var threshold: SampleOrderKey?
         func settle(force: Bool) {
             // Exact after every chunk for small limits; for large ones every time the pool
@@ -64,10 +79,7 @@ extension HealthStore {
             threshold = best[limit - 1]
         }
         settle(force: true)
-        func key(_ h: SeriesHit) -> SampleOrderKey {
-            SampleOrderKey(date: date(h.sample.startDate.timeIntervalSince1970, h.sample.endDate.timeIntervalSince1970),
-                           group: 1, id: h.seriesID, index: h.index)
-        }
+        func key(_ h: SeriesHit) -> SampleOrderKey { SampleOrderKey(hit: h, sortBy: q.sortBy) }
 
         // The series that match the filters and may overlap the range, in bound order.
         var filter = q
