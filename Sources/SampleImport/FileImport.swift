@@ -42,26 +42,42 @@ package struct FileImport {
         let input = try ImportInput(path: path, what: what)
         defer { input.close() }
         let db = try openStore()
-        var stream = SampleStream(input: input, path: path, what: what, array: array, registry: .standard)
-        defer { stream.close() }
-        var pending: [QuantitySample] = []
-        pending.reserveCapacity(min(batch, 65_536))
-        var firstPending = 0
+        // Read and parsed on a thread of their own, a batch ahead of the saves (ParsedBatches).
+        let batches = ParsedBatches(input: input, path: path, what: what, array: array, registry: .standard, size: batch)
+        defer { batches.stop() }   // before the file is closed
+        var meter = ImportMeter(path: path, total: input.size)
+        defer { meter.finish() }
+        var ended = false
+        /// The next batch, its bad records said and counted as the sequential reading did;
+        /// nil at the end. Throws the reading's failure (its samples are not saved).
+        func next() throws -> ParsedBatches.Batch? {
+            if ended { return nil }
+            let b = batches.next()
+            for bad in b.bad {
+                report.bad.append(bad)
+                meter.clear()
+                Console.error(array ? "\(path): element \(bad.number) (line \(bad.line)): skipped: \(bad.error)"
+                              : "\(path):\(bad.number): skipped: \(bad.error)")
+            }
+            report.read = b.read
+            report.stoppedEarly = b.stoppedEarly
+            meter.show(records: b.records, bytes: b.bytes)
+            ended = b.end
+            if let failure = b.failure { throw failure }
+            return b.samples.isEmpty && b.end ? nil : b
+        }
 
         if allOrNothing {
             // One transaction for the whole file: nothing is kept if a record is bad or saving
-            // fails, and memory stays one batch whatever the file's size.
+            // fails, and memory stays a few batches whatever the file's size.
             do {
                 try db.write { w in
-                    while let (sample, _) = try stream.next(&report) {
-                        pending.append(sample)
-                        if pending.count >= batch, report.bad.isEmpty {
-                            report.summary.add(try w.insertImported(pending))
-                            pending.removeAll(keepingCapacity: true)
-                        }
+                    while let b = try next() {
+                        // After a bad record nothing more is saved (the file is refused); it is
+                        // still read to the end, so every bad record is reported.
+                        if report.bad.isEmpty, !b.samples.isEmpty { report.summary.add(try w.insertImported(b.samples)) }
                     }
                     if !report.bad.isEmpty { throw Refused() }
-                    if !pending.isEmpty { report.summary.add(try w.insertImported(pending)) }
                 }
             } catch is Refused {
                 report.summary = SaveSummary()
@@ -76,21 +92,15 @@ package struct FileImport {
             return
         }
 
-        func commit(through record: Int) throws {
+        while let b = try next() {
+            guard !b.samples.isEmpty else { continue }
             do {
-                report.summary.add(try db.write { w in try w.insertImported(pending) })
+                report.summary.add(try db.write { w in try w.insertImported(b.samples) })
             } catch let e as StoreError {
-                throw CLIFailure(savedSoFar(report, failedFrom: firstPending, through: record, because: e), code: e.sysexit)
+                throw CLIFailure(savedSoFar(report, failedFrom: b.firstNumber, through: b.read, because: e), code: e.sysexit)
             }
-            pending.removeAll(keepingCapacity: true)
-            report.committedThrough = record
+            report.committedThrough = b.read
         }
-        while let (sample, number) = try stream.next(&report) {
-            if pending.isEmpty { firstPending = number }
-            pending.append(sample)
-            if pending.count >= batch { try commit(through: number) }
-        }
-        if !pending.isEmpty { try commit(through: report.read) }
         report.committedThrough = report.read
         report.complete = !report.stoppedEarly
     }

@@ -42,7 +42,7 @@ struct ImportInput {
     }
 }
 
-/// The progress line of `import` on a terminal: samples read, the rate, bytes read of the
+/// The progress line of `import` on a terminal (updated per batch): records read, the rate, bytes read of the
 /// total, on stderr, at most four times a second, rewritten in place (`\r`) and erased at the
 /// end. Nothing at all when stderr is not a terminal (a pipe, a file, a CI log).
 struct ImportMeter {
@@ -52,7 +52,6 @@ struct ImportMeter {
     private let start = ContinuousClock.now
     private var lastShown: ContinuousClock.Instant
     private var shown = false
-    private var sinceCheck = 0
 
     /// A meter for `path` of `total` bytes (nil: unknown), shown only when `terminal`.
     init(path: String, total: Int?, terminal: Bool = isatty(STDERR_FILENO) == 1) {
@@ -62,13 +61,9 @@ struct ImportMeter {
         lastShown = start
     }
 
-    /// Called once per record; looks at the clock every 1,024 records.
-    @inline(__always)
-    mutating func tick(records: Int, bytes: Int) {
+    /// Shows `records` and `bytes` read, unless the line was shown less than 250 ms ago.
+    mutating func show(records: Int, bytes: Int) {
         guard enabled else { return }
-        sinceCheck += 1
-        guard sinceCheck >= 1_024 else { return }
-        sinceCheck = 0
         let now = ContinuousClock.now
         guard now - lastShown >= .milliseconds(250) else { return }
         lastShown = now

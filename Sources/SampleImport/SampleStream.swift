@@ -5,7 +5,8 @@ import Sysexits
 
 /// The file's good samples, one at a time: records read in blocks, each parsed by the fast
 /// parser or, when it declines, by the Foundation parser (whose message a bad record gets).
-/// Bad records are reported on stderr and counted in the progress.
+/// Bad records are counted in the progress with their message (``ParsedBatches`` has them said
+/// on stderr in order).
 struct SampleStream {
     private enum Records {
         case lines(ByteLines)
@@ -13,14 +14,14 @@ struct SampleStream {
     }
     private var records: Records
     private var parser: FastSampleParser
-    private var meter: ImportMeter
+    /// Records read and bytes read so far (for the progress line).
+    private(set) var position = (records: 0, bytes: 0)
     let path: String, what: String, array: Bool
     let registry: QuantityTypeRegistry
 
     init(input: ImportInput, path: String, what: String, array: Bool, registry: QuantityTypeRegistry) {
         records = array ? .array(ArrayElements(fd: input.fd)) : .lines(ByteLines(fd: input.fd))
         parser = FastSampleParser(registry: registry)
-        meter = ImportMeter(path: path, total: input.size)
         self.path = path
         self.what = what
         self.array = array
@@ -28,7 +29,6 @@ struct SampleStream {
     }
 
     mutating func close() {
-        meter.finish()
         switch records {
         case .lines(var r): r.close(); records = .lines(r)
         case .array(var r): r.close(); records = .array(r)
@@ -39,11 +39,11 @@ struct SampleStream {
     private mutating func nextRecord() throws -> (number: Int, line: Int, bytes: UnsafeBufferPointer<UInt8>)? {
         switch records {
         case .lines(var r):
-            defer { records = .lines(r); meter.tick(records: r.number, bytes: r.bytesRead) }
+            defer { records = .lines(r); position = (r.number, r.bytesRead) }
             guard let b = try r.next() else { return nil }
             return (r.number, r.number, b)
         case .array(var r):
-            defer { records = .array(r); meter.tick(records: r.number, bytes: r.bytesRead) }
+            defer { records = .array(r); position = (r.number, r.bytesRead) }
             guard let e = try r.next() else { return nil }
             return (e.number, e.line, e.bytes)
         }
@@ -51,8 +51,6 @@ struct SampleStream {
 
     private mutating func skip(_ p: inout ImportReport, _ number: Int, _ line: Int, _ why: String) {
         p.bad.append((number, line, why))
-        meter.clear()
-        Console.error(array ? "\(path): element \(number) (line \(line)): skipped: \(why)" : "\(path):\(number): skipped: \(why)")
     }
 
     /// The next good sample and its record number; nil at the end of the file.
