@@ -65,6 +65,32 @@ extension Bench {
         return (minutes, watchCount)
     }
 
+    /// The type-and-start index's cost on the steps store (docs/performance.md): its bytes on
+    /// disk (`dbstat`) as migration 8 made it covering, the bytes of the `(type_id, start)`
+    /// index it replaced (built beside it, then dropped), the file's size, and the time to
+    /// rebuild it (`REINDEX`).
+    static func startIndexCost(path: String) throws -> (covering: Int, before: Int, file: Int, reindexMs: Double) {
+        let store = try HealthStore(path: path)
+        return try store.withConnection { db in
+            func bytes(_ name: String) throws -> Int {
+                let st = try db.prepare("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name = ?", cached: false)
+                st.bind(1, name)
+                _ = try st.step()
+                return st.int(0)
+            }
+            let covering = try bytes("samples_type_start")
+            let start = ContinuousClock.now
+            try db.execute("REINDEX samples_type_start")
+            let reindexMs = seconds(start.duration(to: .now)) * 1000
+            try db.execute("CREATE INDEX bench_type_start_before ON samples(type_id, start)")
+            let before = try bytes("bench_type_start_before")
+            try db.execute("DROP INDEX bench_type_start_before")
+            let page = try db.prepare("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", cached: false)
+            _ = try page.step()
+            return (covering, before, page.int(0), reindexMs)
+        }
+    }
+
     /// How the rollups are kept while building (the insert cost they add).
     enum RollupUpkeep: String {
         /// The store as shipped: the bulk writer sums each call per slot (one upsert per slot).
@@ -241,6 +267,14 @@ extension HealthGateBench {
                 label = "steps, \(p) iPhone minutes + \(w) Watch minutes on every 7th day (Watch first), cumulativeSum"
             }
             say("  \(label) (built in \(String(format: "%.1f", Bench.seconds(build.duration(to: .now)))) s)")
+            if !hr {
+                let ix = try Bench.startIndexCost(path: db)
+                say(String(format: "    start index on disk: %.1f MiB covering (migration 8) vs %.1f MiB (type, start) before it, of a %.1f MiB file; rebuilt in %.0f ms (REINDEX)",
+                           mib(ix.covering), mib(ix.before), mib(ix.file), ix.reindexMs))
+                out["statsStepsStartIndexBytes"] = ix.covering
+                out["statsStepsStartIndexBeforeBytes"] = ix.before
+                out["statsStepsStartIndexReindexMs"] = ix.reindexMs
+            }
             let store = try HealthStore(path: db, mode: .readOnly)
             let fast = try time(store, hr: hr, .streaming)
             let rows = try time(store, hr: hr, .streamingRowsOnly)
@@ -249,6 +283,12 @@ extension HealthGateBench {
             guard fast.buckets.count == 365, same(fast.buckets, rows.buckets), old.map({ same(fast.buckets, $0.buckets) }) ?? true else {
                 throw CLIFailure("the \(kind) collections of the three engines differ", code: .software)
             }
+            // What the default engine read: rollup rows answered or found covered, rows decoded.
+            let work = StatisticsWork()
+            _ = try store.statisticsCollection(Bench.statsQuery(heartRate: hr), interval: .days(1), timeZone: Bench.berlin,
+                                               path: .streaming, work: work)
+            say("    rollup rows answered \(work.rollupRowsAnswered), covered whole (unread) \(work.rollupRowsCovered); rows decoded \(work.rowsDecoded)")
+            out["stats\(hr ? "HeartRate" : "Steps")RowsDecoded"] = work.rowsDecoded
             let rssFast = try childRSS("streaming", db, kind)
             let rssRows = try childRSS("rows", db, kind)
             let rssOld = old == nil ? nil : try childRSS("loadAll", db, kind)
