@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Already in the graph through hummingbird; named for TLS in `run`'s [http] table (certificate, key).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.2"),
+        // The PostgreSQL fleet uplink (issue 14, docs/uplink.md): the wire protocol client.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // System libraries: module maps over the C libraries HealthGate links.
@@ -105,6 +107,15 @@ let package = Package(
                 dependencies: ["Gateway", "HTTPAPI", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest",
                                .product(name: "Logging", package: "swift-log")]),
 
+        // The PostgreSQL fleet uplink (issue 14, docs/uplink.md): the central schema and its migrations,
+        // store-and-forward of the change feed with the anchor persisted after the server's commit.
+        .target(name: "Uplink",
+                dependencies: ["HealthModel", "HealthStore", "Sysexits", "Platform",
+                               .product(name: "PostgresNIO", package: "postgres-nio"),
+                               .product(name: "NIOCore", package: "swift-nio"),
+                               .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                               .product(name: "Logging", package: "swift-log")]),
+
         // A child process watched until it exits: status, wall time, peak anonymous memory
         // (RssAnon). Shared by the benchmark and the tests, so not in HealthGateTesting.
         .target(name: "ChildProcess"),
@@ -129,7 +140,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "DaemonHTTP", "SampleImport",
+                "AccessTokens", "HTTPAPI", "DaemonHTTP", "SampleImport", "Uplink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -180,6 +191,10 @@ let package = Package(
                                    .product(name: "Hummingbird", package: "hummingbird")],
                     // The PyPI validator's pins and driver, run by OpenAPITests through the venv.
                     exclude: ["openapi-requirements.txt", "openapi_check.py"]),
+        // The PostgreSQL uplink against a real throwaway cluster (initdb + pg_ctl), `uplink` children.
+        .testTarget(name: "UplinkTests",
+                    dependencies: ["Uplink", "HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess",
+                                   .product(name: "PostgresNIO", package: "postgres-nio")]),
     ]
 )
 

@@ -42,3 +42,16 @@ if [ ${#browser_missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${browser_missing[@]}" >/dev/null
 fi
+
+# ---- PostgreSQL uplink (issue 14, Tests/UplinkTests): Debian's server programs (initdb, pg_ctl
+# under /usr/lib/postgresql/*/bin) and psql. The tests start their own throwaway cluster in a
+# temporary directory (as the postgres account when run as root) and stop it at the end; the
+# package's own cluster service is not needed.
+uplink_need=(postgresql postgresql-client)
+uplink_missing=()
+for p in "${uplink_need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || uplink_missing+=("$p"); done
+if [ ${#uplink_missing[@]} -gt 0 ]; then
+  echo "setup: installing ${uplink_missing[*]} (PostgreSQL uplink tests)"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${uplink_missing[@]}" >/dev/null
+fi

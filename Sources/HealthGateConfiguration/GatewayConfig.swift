@@ -118,8 +118,27 @@ package struct GatewayConfig: Sendable, Equatable {
         package init() {}
     }
 
+    /// The PostgreSQL fleet uplink `run` keeps going (`[uplink.postgres]`; docs/uplink.md).
+    package struct UplinkPostgres: Sendable, Equatable {
+        /// `url`: the server, libpq style (checked when `run` starts the uplink).
+        package var url: String
+        /// `gateway`: this gateway's name on the server (nil: the host name).
+        package var gateway: String?
+        /// `batch_size`: change-feed items per server transaction.
+        package var batchSize = 2000
+        /// `interval_ms`: how often the uplink looks for new commits while caught up.
+        package var intervalMilliseconds = 2000
+        /// `retry_backoff_ms` and `retry_max_backoff_ms`: the pause after a failed push, doubled
+        /// after each further failure up to the maximum.
+        package var retryBackoffMilliseconds = 1000
+        package var retryMaxBackoffMilliseconds = 60_000
+        package init(url: String) { self.url = url }
+    }
+
     /// The file this came from (for messages).
     package var file: String
+    /// The PostgreSQL uplink (`[uplink.postgres]`), or nil: none.
+    package var uplinkPostgres: UplinkPostgres?
     /// The HTTP API to serve (`[http]`), or nil: none.
     package var http: HTTP?
     /// Database path; nil means the CLI default (`--db`, `$HEALTHGATE_DB`, XDG).
@@ -387,7 +406,7 @@ private struct Parser {
 
     mutating func read(_ root: TOMLTable) throws(ConfigError) -> GatewayConfig {
         var c = GatewayConfig(file: file)
-        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "match", "profiles", "status_interval", "http"], at: Place())
+        try checkKeys(root, allowed: ["store", "ingest", "strap", "pedometer", "match", "profiles", "status_interval", "http", "uplink"], at: Place())
         c.statusInterval = try int(root, "status_interval", at: Place(), range: 1...86_400) ?? c.statusInterval
 
         if let v = root["store"] {
@@ -416,6 +435,34 @@ private struct Parser {
             h.maxBodyBytes = try int(t, "max_body_bytes", at: place, range: 1024...(1 << 30))
             h.liveClientBuffer = try int(t, "live_client_buffer", at: place, range: 16...1_000_000)
             c.http = h
+        }
+
+        if let v = root["uplink"] {
+            guard let t = v.table else { throw fail(Place(key: "uplink"), "expected an [uplink.postgres] table") }
+            for k in t.keys where k != "postgres" {
+                throw fail(Place(table: "uplink.\(k)"), "unknown uplink; known: [uplink.postgres] (docs/uplink.md)")
+            }
+            if let pv = t["postgres"] {
+                let place = Place(table: "uplink.postgres")
+                guard let pt = pv.table else { throw fail(Place(table: "uplink", key: "postgres"), "expected an [uplink.postgres] table") }
+                try checkKeys(pt, allowed: ["url", "gateway", "batch_size", "interval_ms", "retry_backoff_ms", "retry_max_backoff_ms"], at: place)
+                guard let url = try string(pt, "url", at: place) else {
+                    throw fail(place, "needs url = \"postgres://USER@HOST/DATABASE\" (the central PostgreSQL server)")
+                }
+                var u = GatewayConfig.UplinkPostgres(url: url)
+                u.gateway = try string(pt, "gateway", at: place)
+                if let g = u.gateway, g.isEmpty || g.count > 200 {
+                    throw fail(Place(table: "uplink.postgres", key: "gateway"), "a gateway name has 1 to 200 characters")
+                }
+                u.batchSize = try int(pt, "batch_size", at: place, range: 1...100_000) ?? u.batchSize
+                u.intervalMilliseconds = try int(pt, "interval_ms", at: place, range: 10...3_600_000) ?? u.intervalMilliseconds
+                u.retryBackoffMilliseconds = try int(pt, "retry_backoff_ms", at: place, range: 10...3_600_000) ?? u.retryBackoffMilliseconds
+                u.retryMaxBackoffMilliseconds = try int(pt, "retry_max_backoff_ms", at: place, range: 10...86_400_000) ?? u.retryMaxBackoffMilliseconds
+                if u.retryMaxBackoffMilliseconds < u.retryBackoffMilliseconds {
+                    throw fail(Place(table: "uplink.postgres", key: "retry_max_backoff_ms"), "must be at least retry_backoff_ms (\(u.retryBackoffMilliseconds))")
+                }
+                c.uplinkPostgres = u
+            }
         }
 
         if let v = root["ingest"] {

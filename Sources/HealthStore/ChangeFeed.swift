@@ -309,9 +309,14 @@ extension HealthStore {
             let find = try db.prepare("SELECT max(seq) FROM deleted_samples WHERE deleted_at < ?")
             find.bind(1, cutoff.timeIntervalSince1970)
             _ = try find.step()
-            let through = find.isNull(0) ? nil : find.int64(0)
+            var through = find.isNull(0) ? nil : find.int64(0)
             find.reset()
-            guard let through else { return 0 }
+            // Consumers that must see every deletion (the uplink) hold tombstones back: nothing
+            // past the oldest such anchor is pruned, whatever its age.
+            if let t = through, let hold = try Self.oldestTombstoneHold(db, storeID: try changeFeedMeta(db).storeID) {
+                through = min(t, hold)
+            }
+            guard let through, through > 0 else { return 0 }
             let del = try db.prepare("DELETE FROM deleted_samples WHERE seq <= ?")
             del.bind(1, through)
             try del.run()
@@ -322,6 +327,28 @@ extension HealthStore {
             try mark.run()
             return n
         }
+    }
+
+    /// Keys in `state` that start with this hold tombstones: each value is an anchor, and
+    /// ``pruneTombstones(olderThan:)`` keeps every tombstone past the oldest of them (the
+    /// uplink keeps the anchor its server committed there; docs/uplink.md). Remove the key to
+    /// release the hold.
+    public static let tombstoneHoldPrefix = "changefeed.hold."
+
+    /// The smallest tombstone seq the holds in `state` have delivered, nil when none holds.
+    /// A hold that is not an anchor of this store holds everything (0): a hold is never
+    /// dropped silently.
+    private static func oldestTombstoneHold(_ db: Connection, storeID: String) throws -> Int64? {
+        let st = try db.prepare("SELECT value FROM state WHERE substr(key, 1, length(?1)) = ?1")
+        st.bind(1, tombstoneHoldPrefix)
+        var oldest: Int64?
+        while try st.step() {
+            let text = st.data(0).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let seq: Int64
+            if let a = try? ChangeAnchor(string: text), a.storeID == storeID { seq = a.tombstone } else { seq = 0 }
+            oldest = min(oldest ?? seq, seq)
+        }
+        return oldest
     }
 
     // MARK: Internals (lock held)

@@ -68,6 +68,9 @@ struct HealthGate: AsyncParsableCommand {
             TokenCommand.self,
             ServeCommand.self,
 
+            // The PostgreSQL fleet uplink (issue 14)
+            UplinkCommand.self,
+
         ])
 
     /// Parses `arguments` (nil: the command line) and runs the command, as ArgumentParser's own

@@ -167,6 +167,29 @@ struct AnchoredQueryTests {
         #expect(throws: StoreError.self) { try store.setTombstoneRetention(0) }
     }
 
+    @Test("a hold in state (the uplink's anchor) keeps every tombstone past it from pruning; an unreadable hold keeps all")
+    func tombstoneHold() throws {
+        let db = TempDB()
+        let store = try db.open()
+        let s = try (0..<4).map { try heartRate(70, at: Double($0)) }
+        try store.save(s)
+        try store.delete(uuids: [s[0].uuid])
+        let shipped = try store.currentAnchor()   // a consumer has seen the first deletion
+        try store.delete(uuids: [s[1].uuid, s[2].uuid])
+        try store.setState(HealthStore.tombstoneHoldPrefix + "uplink:test", string: shipped.description)
+        let future = Date().addingTimeInterval(3600)
+        #expect(try store.pruneTombstones(olderThan: future) == 1)
+        #expect(try store.changeFeedStatus().tombstoneCount == 2)
+        #expect(try store.changes(since: shipped).deleted.count == 2)   // the holder's anchor still answers
+        // A second, older hold wins; one that is not an anchor of this store holds everything.
+        try store.setState(HealthStore.tombstoneHoldPrefix + "other", string: "garbage")
+        try store.setState(HealthStore.tombstoneHoldPrefix + "uplink:test", string: try store.currentAnchor().description)
+        #expect(try store.pruneTombstones(olderThan: future) == 0)
+        try store.setState(HealthStore.tombstoneHoldPrefix + "other", nil)
+        #expect(try store.pruneTombstones(olderThan: future) == 2)
+        #expect(try store.changeFeedStatus().tombstoneCount == 0)
+    }
+
     @Test("anchors from another store, from the future, or not anchors at all are refused")
     func foreignAnchors() throws {
         let a = TempDB(), b = TempDB()

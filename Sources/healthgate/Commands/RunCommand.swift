@@ -8,6 +8,7 @@ import HealthStore
 import Ingest
 import Logging
 import Systemd
+import Uplink
 
 /// `healthgate run`: the daemon.
 struct RunCommand: ParsableCommand {
@@ -83,6 +84,20 @@ struct RunCommand: ParsableCommand {
             throw CLIFailure("\(e)", code: e.code == 69 ? .unavailable : .config)
         }
         defer { http?.stop() }
+        // The PostgreSQL uplink when the file has [uplink.postgres] (docs/uplink.md).
+        let uplink = try cfg.uplinkPostgres.map { c -> UplinkDaemon in
+            let url: UplinkURL
+            do { url = try UplinkURL(c.url) } catch let e as UplinkError {
+                throw CLIFailure("configuration error: \(config): [uplink.postgres] url: \(e.message)", code: .config)
+            }
+            return try UplinkDaemon(settings: .init(url: url, gateway: c.gateway ?? UplinkPusher.defaultGatewayName(), batchSize: c.batchSize,
+                                                    interval: .milliseconds(c.intervalMilliseconds),
+                                                    backoff: .milliseconds(c.retryBackoffMilliseconds),
+                                                    maxBackoff: .milliseconds(c.retryMaxBackoffMilliseconds)),
+                                    storePath: path, logger: logger)
+        }
+        uplink?.start()
+        defer { uplink?.stop() }
         logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
         let final = try daemon.run()
         if final.abandoned > 0 {

@@ -1,0 +1,276 @@
+import Foundation
+import HealthModel
+import HealthStore
+import Logging
+import Platform
+import PostgresNIO
+import Sysexits
+
+/// Store-and-forward of one store's change feed to a PostgreSQL server (docs/uplink.md).
+///
+/// Each batch is one server transaction that applies the batch's tombstones as deletes, upserts
+/// its samples and series quantities (keyed by gateway + UUID, and + index for a series), and
+/// records the batch's anchor in `healthgate.gateways` — the server commits data and anchor
+/// together. Only after the COMMIT answered does the gateway write the anchor into its own
+/// store (`state`), where it holds back tombstone pruning and feeds `uplink status`. A push
+/// resumes from the anchor the server holds (it covers everything the server has), so a batch
+/// whose COMMIT was lost, a gateway killed after the commit and before its own write, or a
+/// server restored from a backup all resume at the right place: at-least-once delivery of
+/// idempotent upserts — exactly-once effect.
+package struct UplinkPusher: Sendable {
+    /// What one push did.
+    package struct Report: Sendable, Hashable {
+        /// Batches committed by the server.
+        package var batches = 0
+        /// Individually stored samples sent (added or replaced).
+        package var samples = 0
+        /// Series quantities sent (a grown series' open chunk is sent again whole).
+        package var quantities = 0
+        /// Tombstones applied as deletes.
+        package var deletions = 0
+        /// True when the push started over from scratch (first push, or the server's anchor was
+        /// missing or could not be answered without a gap).
+        package var fullSync = false
+        /// The anchor the server and the store hold now.
+        package var anchor = ""
+    }
+
+    /// Progress of a running push, for a terminal.
+    package struct Progress: Sendable {
+        /// Items (samples, quantities, deletions) sent so far.
+        package var sent: Int
+        /// Change-feed positions left, roughly (additions and deletions not yet sent).
+        package var remaining: Int64
+    }
+
+    package let store: HealthStore
+    package let url: UplinkURL
+    package let gateway: String
+    package let batchSize: Int
+    package let logger: Logger
+
+    /// - Parameters:
+    ///   - batchSize: change-feed items per server transaction (a series counts as one item).
+    package init(store: HealthStore, url: UplinkURL, gateway: String, batchSize: Int = 2000,
+                 logger: Logger = Logger(label: "healthgate.uplink")) throws {
+        guard !gateway.isEmpty, gateway.count <= 200, !gateway.contains(where: { $0.isNewline }) else {
+            throw UplinkError("'\(gateway.prefix(40))' cannot name a gateway: use 1 to 200 characters on one line (the default is the host name).", .usage)
+        }
+        guard batchSize >= 1 else {
+            throw UplinkError("an uplink batch size must be at least 1 (got \(batchSize)).", .usage)
+        }
+        self.store = store
+        self.url = url
+        self.gateway = gateway
+        self.batchSize = batchSize
+        self.logger = logger
+    }
+
+    /// The key under which this target's anchor is kept in the store's `state` table.
+    package var target: UplinkTarget { UplinkTarget(gateway: gateway, url: url) }
+
+    /// Pushes everything committed to the store when the push starts (and whatever commits
+    /// meanwhile) over a connection of its own, then returns. On failure the store's anchor
+    /// still names the last batch the server committed; the error is recorded for `uplink
+    /// status` and thrown as an ``UplinkError``.
+    package func push(progress: (@Sendable (Progress) -> Void)? = nil) async throws -> Report {
+        let connection = try await connect()
+        do {
+            let report = try await push(on: connection, progress: progress)
+            try? await connection.close()
+            return report
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// A connection to the server with the central schema created or migrated and this
+    /// gateway registered; keep it for several ``push(on:progress:)`` calls (`run` does).
+    /// - Throws: ``UplinkError`` (recorded for `uplink status`).
+    package func connect() async throws -> PostgresConnection {
+        do {
+            let store = self.store
+            let storeID = try await onOwnThread { try store.currentAnchor().storeID }
+            let connection = try await PostgresConnection.connect(configuration: try url.configuration(), id: 1, logger: logger)
+            do {
+                try await CentralSchema.migrate(connection, logger: logger, target: url.display)
+                try await connection.query("""
+                    INSERT INTO healthgate.gateways(name, store_id) VALUES (\(gateway), \(storeID))
+                    ON CONFLICT (name) DO NOTHING
+                    """, logger: logger)
+                _ = try await centralAnchor(connection, storeID: storeID)   // refuses a name another store uses
+                return connection
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        } catch {
+            let e = UplinkError.from(error, target: url.display)
+            try? await recordOutcome(error: e.message, caughtUp: false)
+            throw e
+        }
+    }
+
+    /// ``push(progress:)`` over a connection from ``connect()``.
+    package func push(on connection: PostgresConnection, progress: (@Sendable (Progress) -> Void)? = nil) async throws -> Report {
+        do {
+            let store = self.store
+            let storeID = try await onOwnThread { try store.currentAnchor().storeID }
+            let report = try await send(on: connection, storeID: storeID, progress: progress)
+            try? await recordOutcome(error: nil, caughtUp: true)
+            return report
+        } catch {
+            let e = UplinkError.from(error, target: url.display)
+            try? await recordOutcome(error: e.message, caughtUp: false)
+            throw e
+        }
+    }
+
+    private func send(on connection: PostgresConnection, storeID: String,
+                      progress: (@Sendable (Progress) -> Void)?) async throws -> Report {
+        var report = Report()
+        var serverAnchor = try await centralAnchor(connection, storeID: storeID)
+        var since = try await usableAnchor(serverAnchor)
+        var fullSync = since == nil
+        report.fullSync = fullSync
+        let store = self.store
+        let batchSize = self.batchSize
+        while true {
+            let from = since
+            let page: ChangeSet
+            do {
+                page = try await onOwnThread { try store.changes(since: from, limit: batchSize) }
+            } catch let e as ChangeFeedError where e.requiresResync {
+                logger.warning("uplink: \(e); sending the whole store again to \(url.display) (\(gateway))")
+                since = nil
+                fullSync = true
+                report.fullSync = true
+                continue
+            }
+            if page.isEmpty, !page.hasMore, page.anchor.description == serverAnchor, !fullSync {
+                report.anchor = page.anchor.description
+                try await persistLocally(page.anchor)
+                return report
+            }
+            let committed = try await commit(page, on: connection, expecting: serverAnchor, clearFirst: fullSync)
+            if !committed {
+                // Another push of this gateway committed meanwhile: continue from what the server holds.
+                logger.notice("uplink: another push of gateway \(gateway) moved the server's anchor; continuing from it")
+                serverAnchor = try await centralAnchor(connection, storeID: storeID)
+                since = try await usableAnchor(serverAnchor)
+                fullSync = since == nil
+                continue
+            }
+            // The server committed this batch and its anchor: only now does the store record it.
+            try await persistLocally(page.anchor)
+            serverAnchor = page.anchor.description
+            since = page.anchor
+            fullSync = false
+            report.batches += 1
+            report.deletions += page.deleted.count
+            for s in page.samples { if s.seriesIndex == nil { report.samples += 1 } else { report.quantities += 1 } }
+            report.anchor = page.anchor.description
+            if let progress {
+                let now = try await onOwnThread { try store.currentAnchor() }
+                progress(Progress(sent: report.samples + report.quantities + report.deletions,
+                                  remaining: max(0, now.sampleID - page.anchor.sampleID) + max(0, now.tombstone - page.anchor.tombstone)))
+            }
+            if !page.hasMore { return report }
+        }
+    }
+
+    /// The anchor the server holds for this gateway, refusing a gateway name another store uses.
+    private func centralAnchor(_ connection: PostgresConnection, storeID: String) async throws -> String? {
+        let rows = try await connection.query(
+            "SELECT store_id, anchor FROM healthgate.gateways WHERE name = \(gateway)", logger: logger)
+        for try await (owner, anchor) in rows.decode((String, String?).self) {
+            guard owner == storeID else {
+                throw UplinkError("the gateway name '\(gateway)' at \(url.display) already belongs to another store (\(owner), this one is \(storeID)); give this gateway its own name (--gateway, or gateway in [uplink.postgres]).", .config)
+            }
+            return anchor
+        }
+        return nil
+    }
+
+    /// The server's anchor as a place to continue the feed from, or nil to start over (none yet,
+    /// or it cannot be answered without a gap: expired, from before a restore).
+    private func usableAnchor(_ text: String?) async throws -> ChangeAnchor? {
+        guard let text, let anchor = try? ChangeAnchor(string: text) else { return nil }
+        let store = self.store
+        do {
+            try await onOwnThread { try store.validate(anchor) }
+            return anchor
+        } catch let e as ChangeFeedError where e.requiresResync {
+            logger.warning("uplink: the server's anchor for \(gateway) is unusable (\(e)); sending the whole store again")
+            return nil
+        }
+    }
+
+    /// One server transaction: check the anchor it holds is the one this batch continues, apply
+    /// the batch, move the anchor. Returns false (rolled back) when another push moved it.
+    private func commit(_ page: ChangeSet, on c: PostgresConnection, expecting: String?, clearFirst: Bool) async throws -> Bool {
+        let batch = UplinkBatch(page, gateway: gateway)
+        try await c.query("BEGIN", logger: logger)
+        do {
+            var current: String?? = .none
+            for try await anchor in try await c.query(
+                "SELECT anchor FROM healthgate.gateways WHERE name = \(gateway) FOR UPDATE", logger: logger).decode(String?.self) {
+                current = .some(anchor)
+            }
+            guard case .some(let held) = current, held == expecting else {
+                try await c.query("ROLLBACK", logger: logger)
+                return false
+            }
+            if clearFirst {
+                try await c.query("DELETE FROM healthgate.series_quantities WHERE gateway = \(gateway)", logger: logger)
+                try await c.query("DELETE FROM healthgate.samples WHERE gateway = \(gateway)", logger: logger)
+            }
+            try await batch.apply(on: c, logger: logger)
+            try await c.query("""
+                UPDATE healthgate.gateways SET anchor = \(page.anchor.description), last_push = now() WHERE name = \(gateway)
+                """, logger: logger)
+            try await c.query("COMMIT", logger: logger)
+            return true
+        } catch {
+            _ = try? await c.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    private func persistLocally(_ anchor: ChangeAnchor) async throws {
+        let store = self.store
+        let key = target.anchorKey
+        try await onOwnThread { try store.setState(key, string: anchor.description) }
+    }
+
+    private func recordOutcome(error: String?, caughtUp: Bool) async throws {
+        let store = self.store
+        let target = self.target
+        try await onOwnThread {
+            var status = (try? store.state(target.statusKey)).flatMap { try? JSONDecoder().decode(UplinkTargetStatus.self, from: $0) }
+                ?? UplinkTargetStatus(gateway: target.gateway, server: target.server)
+            let now = Date().timeIntervalSince1970
+            if let error {
+                status.lastError = error
+                status.lastErrorAt = now
+            } else {
+                status.lastPush = now
+                if caughtUp { status.caughtUpAt = now }
+                status.lastError = nil
+                status.lastErrorAt = nil
+            }
+            try store.setState(target.statusKey, try JSONEncoder().encode(status))
+        }
+    }
+}
+
+extension UplinkPusher {
+    /// The default gateway name: the host name (`gethostname`, no DNS lookup).
+    package static func defaultGatewayName() -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buf, buf.count - 1) == 0 else { return "healthgate" }
+        let name = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "healthgate" : name
+    }
+}
