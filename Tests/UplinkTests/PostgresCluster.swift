@@ -77,8 +77,20 @@ final class PostgresCluster: Sendable {
     /// A URL over TCP (password authentication) with `password`.
     func tcpURL(_ db: String, password: String) -> String { "postgres://postgres:\(password)@127.0.0.1:\(port)/\(db)?sslmode=disable" }
 
+    /// Starts the server when it is not running (a test that stopped it failed before its
+    /// restart), so one failure does not fail every later test; says so on stdout.
+    func ensureRunning() throws {
+        let r = try Self.run((geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : [])
+                             + ["\(Self.binDirectory)/pg_ctl", "-D", directory + "/data", "status"], outputToFiles: true)
+        if r.status != 0 {
+            print("PostgreSQL test cluster was not running (pg_ctl status \(r.status)); starting it again")
+            try start()
+        }
+    }
+
     /// Makes a new empty database and returns its name.
     func createDatabase(_ name: String) throws -> String {
+        try ensureRunning()
         _ = try psql("postgres", "CREATE DATABASE \(name)")
         return name
     }
