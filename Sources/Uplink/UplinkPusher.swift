@@ -153,7 +153,9 @@ package struct UplinkPusher: Sendable {
                 try await persistLocally(page.anchor)
                 return report
             }
-            let committed = try await commit(page, on: connection, expecting: serverAnchor, clearFirst: fullSync)
+            let expected = serverAnchor
+            let clear = fullSync
+            let committed = try await bounded(connection) { try await commit(page, on: connection, expecting: expected, clearFirst: clear) }
             if !committed {
                 // Another push of this gateway committed meanwhile: continue from what the server holds.
                 logger.notice("uplink: another push of gateway \(gateway) moved the server's anchor; continuing from it")
@@ -177,6 +179,30 @@ package struct UplinkPusher: Sendable {
                                   remaining: max(0, now.sampleID - page.anchor.sampleID) + max(0, now.tombstone - page.anchor.tombstone)))
             }
             if !page.hasMore { return report }
+        }
+    }
+
+    /// How long one batch may wait for the server before its connection is closed: a server
+    /// or link that died without closing the socket must not stall the uplink forever.
+    package static let batchDeadline: Duration = .seconds(30)
+
+    /// Runs `body`; if it has not finished within ``batchDeadline`` the connection is closed
+    /// (which fails the pending query) and the push fails with 69 — nothing is lost: the
+    /// server rolls the open batch back and the next push sends it again.
+    private func bounded<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: Self.batchDeadline)
+                try? await connection.close()
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let value = next { return value }
+                throw UplinkError("PostgreSQL at \(url.display) did not answer a batch within \(Self.batchDeadline); the connection was closed and nothing committed is lost — push again.", .unavailable)
+            }
+            throw UplinkError("the upload to \(url.display) ended without an answer; push again.", .unavailable)
         }
     }
 
