@@ -17,7 +17,7 @@ import Udev
 extension SerialPortError: SysexitConvertible {
     package var sysexit: Sysexit {
         switch self {
-        case .notFound: .unavailable
+        case .notFound, .vanished: .unavailable
         case .permissionDenied: .noPermission
         case .busy: .tempFail
         case .notATerminal, .unsupportedBaud: .usage

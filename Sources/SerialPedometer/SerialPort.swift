@@ -68,6 +68,8 @@ package enum SerialPortError: Error, Sendable, Hashable, CustomStringConvertible
     case permissionDenied(String)
     case busy(String)
     case notATerminal(String)
+    /// The device went away between its opening and the end of its setup (unplugged then).
+    case vanished(String)
     case unsupportedBaud(Int)
     case system(String, call: String, errno: Int32)
 
@@ -81,6 +83,8 @@ package enum SerialPortError: Error, Sendable, Hashable, CustomStringConvertible
             "\(p) is in use by another program (it was opened exclusively): stop the other reader and try again"
         case .notATerminal(let p):
             "\(p) is not a serial port (termios refused it): pass a tty device such as /dev/ttyUSB0"
+        case .vanished(let p):
+            "\(p) went away while it was being opened (unplugged, or its driver hung it up): plug the pedometer in again and rerun"
         case .unsupportedBaud(let b):
             "baud rate \(b) is not supported: use one of \(SerialPortOptions.supportedBauds.map(String.init).joined(separator: ", "))"
         case .system(let p, let call, let e):
@@ -122,6 +126,7 @@ package final class SerialPort: @unchecked Sendable {
             case ENOENT, ENXIO, ENODEV: throw SerialPortError.notFound(path)
             case EACCES, EPERM: throw SerialPortError.permissionDenied(path)
             case EBUSY: throw SerialPortError.busy(path)
+            case EIO: throw SerialPortError.vanished(path)
             default: throw SerialPortError.system(path, call: "open", errno: e)
             }
         }
@@ -129,6 +134,8 @@ package final class SerialPort: @unchecked Sendable {
             let e = errno
             Glibc.close(fd)
             if e == ENOTTY || e == EINVAL { return SerialPortError.notATerminal(path) }
+            // A tty hung up (unplugged) after open(2) answers every ioctl with EIO.
+            if e == EIO || e == ENXIO || e == ENODEV { return SerialPortError.vanished(path) }
             return SerialPortError.system(path, call: call, errno: e)
         }
         var tio = termios()
