@@ -188,9 +188,11 @@ let package = Package(
         // The HTTP API over a real socket, tokens and their migration, the OpenAPI document.
         .testTarget(name: "HTTPAPITests",
                     dependencies: ["HTTPAPI", "AccessTokens", "HealthStore", "HealthModel", "HealthGateTesting",
-                                   .product(name: "Hummingbird", package: "hummingbird")],
-                    // The PyPI validator's pins and driver, run by OpenAPITests through the venv.
-                    exclude: ["openapi-requirements.txt", "openapi_check.py"]),
+                                   .product(name: "Hummingbird", package: "hummingbird"),
+                                   .product(name: "Logging", package: "swift-log")],
+                    // The PyPI peers' pins and drivers, run through their venvs: the OpenAPI
+                    // validator (OpenAPITests) and Selenium for headless Chromium (LivePageTests).
+                    exclude: ["openapi-requirements.txt", "openapi_check.py", "browser-requirements.txt", "live_page_browser.py"]),
         // The PostgreSQL uplink against a real throwaway cluster (initdb + pg_ctl), `uplink` children.
         .testTarget(name: "UplinkTests",
                     dependencies: ["Uplink", "HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess",

@@ -44,11 +44,17 @@ package struct ManagedDevice: Sendable, Equatable {
         self.heartRate = heartRate
     }
 
-    /// The `connection` object `/v1/devices` adds to the device's registry entry.
-    package var jsonObject: [String: Any] {
+    /// The type of the samples its live values come from: a strap's heart rate, a pedometer's steps.
+    package var sampleType: QuantityType { kind == "strap" ? .heartRate : .stepCount }
+
+    /// The `connection` object `/v1/devices` adds to the device's registry entry. What comes from
+    /// its samples (`lastSample`, `contact`, `heartRate`) is there only when `mayRead` allows
+    /// ``sampleType``: as in HealthKit, a token that may not read a type sees none of its data.
+    package func jsonObject(mayRead: (QuantityType) -> Bool) -> [String: Any] {
         var o: [String: Any] = ["kind": kind, "name": name]
         if let connected { o["connected"] = connected }
         if let battery { o["battery"] = battery }
+        guard mayRead(sampleType) else { return o }
         if let lastSample { o["lastSample"] = ISO8601.string(lastSample) }
         if let contact { o["contact"] = contact }
         if let heartRate { o["heartRate"] = heartRate }

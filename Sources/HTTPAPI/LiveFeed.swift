@@ -162,13 +162,17 @@ package final class LiveFeed: Sendable {
 
     // MARK: Publishing
 
-    /// Sends a device event (connected, disconnected, battery, sensor contact) to every client.
-    /// `object` is the event's JSON object; device events are live only (not in the change feed).
+    /// Sends a device event (connected, disconnected, battery, sensor contact) to every client
+    /// that may see it: a `contact` event is heart-rate data (the sensor contact of a strap's
+    /// readings), so only tokens that may read heart rate get it; the others see the device come
+    /// and go, as `/v1/devices` shows it to them. `object` is the event's JSON object; device
+    /// events are live only (not in the change feed).
     package func publish(device object: [String: Any]) {
         guard let data = try? JSONResponse.string(object) else { return }
+        let type = object["event"] as? String == "contact" ? QuantityType.heartRate.identifier : nil
         state.withLock { s in
             guard !s.closed else { return }
-            append(&s, anchorBefore: s.anchor, type: nil, key: nil, event: "device", data: data)
+            append(&s, anchorBefore: s.anchor, type: type, key: nil, event: "device", data: data)
         }
     }
 

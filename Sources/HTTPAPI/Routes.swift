@@ -89,9 +89,12 @@ struct Routes: Sendable {
         if let status {
             // Served by `run`: each device it manages gets its live state as "connection".
             let states = Dictionary(status.devices().map { ($0.localIdentifier, $0) }, uniquingKeysWith: { a, _ in a })
+            let scopes = context.scopes
             list = list.map { d in
                 var d = d
-                if let id = d["localIdentifier"] as? String, let state = states[id] { d["connection"] = state.jsonObject }
+                if let id = d["localIdentifier"] as? String, let state = states[id] {
+                    d["connection"] = state.jsonObject(mayRead: scopes.mayRead)
+                }
                 return d
             }
         }

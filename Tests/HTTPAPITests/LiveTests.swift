@@ -2,6 +2,8 @@ import Foundation
 import HealthGateTesting
 import HealthModel
 @testable import HealthStore
+import HTTPAPI
+import Logging
 import Testing
 
 /// `GET /v1/live` over a real socket: `healthgate serve` as a child, `curl -N` as the client,
@@ -119,6 +121,29 @@ struct LiveTests {
         let other = try await server.get("/v1/live?anchor=v1:0123456789abcdef:1:0", token: token)
         #expect(other.status == 409 && other.error.contains("resynchronise"), "\(other.body)")
         #expect(await offThread { server.stop() } == 0, "\(server.stderr)")
+    }
+
+    @Test("a sensor-contact event reaches only tokens that may read heart rate; a strap's coming and going reaches every token")
+    func contactEventsNeedHeartRateScope() async throws {
+        let db = TempStore()
+        _ = try db.open()
+        let feed = LiveFeed(path: db.path, registry: .standard, logger: Logger(label: "test"))
+        try feed.start()
+        let heart = try await feed.subscribe(lastEventID: nil, anchor: nil, types: nil, mayRead: { $0 == "heartRate" })
+        let steps = try await feed.subscribe(lastEventID: nil, anchor: nil, types: nil, mayRead: { $0 == "stepCount" })
+        for event in ["connected", "contact", "disconnected"] {
+            feed.publish(device: ["event": event, "localIdentifier": "socket:/s/strap-1", "kind": "strap"])
+        }
+        feed.close()   // ends both streams after what was published
+        func events(_ sub: LiveFeed.Subscription) async -> [String] {
+            var seen: [String] = []
+            for await text in sub.live {
+                for name in ["connected", "contact", "disconnected"] where text.contains("\"event\":\"\(name)\"") { seen.append(name) }
+            }
+            return seen
+        }
+        #expect(await events(heart) == ["connected", "contact", "disconnected"])
+        #expect(await events(steps) == ["connected", "disconnected"])
     }
 
     @Test("a token sees only the types it may read; without a token it is 401")

@@ -72,6 +72,7 @@ struct RunServesTests {
         }
         #expect(made.status == 0, "\(made.stderr)")
         let token = try await makeToken(db.path, ["--name", "coach", "--read", "all", "--admin"])
+        let stepsOnly = try await makeToken(db.path, ["--name", "steps", "--read", "stepCount"])
         let sim = try Child(["simulate", "--straps", "2", "--rate", "4", "--dir", dir + "/s", "--config-out", dir + "/sim.toml"])
         #expect(await offThread { sim.waitFor("\n", seconds: 120) }, "simulate printed nothing: \(sim.output)")
         var config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
@@ -100,6 +101,14 @@ struct RunServesTests {
         // The simulator's pedometers: connected from their ports' opening (the watcher's events).
         let pedometers = devices.compactMap { $0["connection"] as? [String: Any] }.filter { $0["kind"] as? String == "pedometer" }
         #expect(!pedometers.isEmpty && pedometers.allSatisfy { $0["connected"] as? Bool == true }, "\(devices)")
+        // A token that may not read heart rate sees the straps come and go, but none of their
+        // heart-rate data: no bpm, no sensor contact, no last-sample time (HealthKit's rule).
+        let limited = ["--cacert", dir + "/cert.pem", "-H", "Authorization: Bearer \(stepsOnly)"]
+        let seen = (json(try await Self.curl(limited + [base + "/v1/devices"])) as? [[String: Any]]) ?? []
+        let limitedStraps = seen.compactMap { $0["connection"] as? [String: Any] }.filter { $0["kind"] as? String == "strap" }
+        #expect(limitedStraps.count == 2 && limitedStraps.allSatisfy {
+            $0["connected"] as? Bool == true && $0["heartRate"] == nil && $0["contact"] == nil && $0["lastSample"] == nil
+        }, "\(seen)")
 
         let metrics = try await Self.curl(auth + [base + "/metrics"])
         #expect(metrics.contains("healthgate_ingest_committed_total"), "\(metrics.prefix(2000))")
