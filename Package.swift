@@ -127,7 +127,7 @@ let package = Package(
                 dependencies: ["Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Which sysexits code each module's failure exits with: the conformances both executables link.
         .target(name: "ModuleExitCodes",
-                dependencies: ["Sysexits", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
+                dependencies: ["Sysexits", "AccessTokens", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
                                "Capture", "HealthGateConfiguration", "Gateway"]),
 
         // `import`'s work: a file of samples streamed, parsed, saved in batches through the bulk

@@ -163,6 +163,10 @@ package final class APIServer: Sendable {
         v1.delete("/samples/:uuid", use: routes.deleteSample)
         v1.get("/statistics", use: routes.statistics)
         v1.get("/changes", use: routes.changes)
+        let tokens = TokenRoutes(store: queue, registry: queue.store.registry, maxBodyBytes: maxBody)
+        v1.get("/tokens", use: tokens.list)
+        v1.post("/tokens", use: tokens.create)
+        v1.delete("/tokens/:name", use: tokens.revoke)
         v1.get("/live", use: LiveRoute(feed: live, registry: queue.store.registry, tokens: StreamTokenCheck(store: queue)).live)
         let metrics = self.metrics
         let live = self.live

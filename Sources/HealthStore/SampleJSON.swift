@@ -189,7 +189,7 @@ public enum SampleJSON {
 
     /// True for a JSON `true`/`false` (or a Swift Bool), false for the numbers 0 and 1, which
     /// Foundation on Linux also lets `as? Bool` / `is Bool` match.
-    static func isBoolean(_ x: Any) -> Bool {
+    package static func isBoolean(_ x: Any) -> Bool {
         if type(of: x) == Bool.self { return true }
         guard let n = x as? NSNumber else { return false }
         return !CFNumberLike.isPlainNumber(n)

@@ -1,3 +1,4 @@
+import AccessTokens
 import BluetoothLinux
 import Capture
 import HealthGateConfiguration
@@ -116,6 +117,16 @@ extension StrapLookupError: SysexitConvertible {
         switch self {
         case .unknownName, .noneRemembered: .unavailable
         case .notAStrap: .usage
+        }
+    }
+}
+
+extension TokenError: SysexitConvertible {
+    /// A bad option value is a usage error (64); an unknown token is bad data (65), as an unknown device is.
+    package var sysexit: Sysexit {
+        switch self {
+        case .unknownType, .badName: .usage
+        case .notFound: .dataError
         }
     }
 }

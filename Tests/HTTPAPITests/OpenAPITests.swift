@@ -51,6 +51,12 @@ struct OpenAPITests {
             ("GET", "/v1/live", "/v1/live?anchor=nonsense", nil, all),
             ("GET", "/v1/live", "/v1/live?anchor=v1:0000000000000000:1:1", nil, all),
             ("GET", "/v1/live", "/v1/live", nil, nil),
+            ("GET", "/v1/tokens", "/v1/tokens", nil, all),
+            ("POST", "/v1/tokens", "/v1/tokens", Data(#"{"name":"coach","read":["heartRate"],"expires":"30d"}"#.utf8), all),
+            ("POST", "/v1/tokens", "/v1/tokens", Data(#"{"name":"coach"}"#.utf8), all),
+            ("POST", "/v1/tokens", "/v1/tokens", Data(#"{"name":"bad name"}"#.utf8), all),
+            ("DELETE", "/v1/tokens/{name}", "/v1/tokens/coach", nil, all),
+            ("DELETE", "/v1/tokens/{name}", "/v1/tokens/coach", nil, all),
             ("GET", "/metrics", "/metrics", nil, all),
             ("GET", "/metrics", "/metrics", nil, nil),
         ]

@@ -12,7 +12,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Serve the store over HTTP: samples, statistics, the change feed, metrics, with per-type tokens.",
         discussion: """
             Endpoints under /v1 (GET types, sources, devices, samples, statistics, changes, live; \
-            POST samples; DELETE samples/{uuid}), /healthz, /metrics and /v1/openapi.json. \
+            POST samples; DELETE samples/{uuid}; tokens for an admin token), /healthz, /metrics \
+            and /v1/openapi.json. \
             /v1/live streams every committed sample as Server-Sent Events and resumes from \
             Last-Event-ID. JSON shapes \
             are those of the CLI's --json. Every /v1 request but the OpenAPI document needs \

@@ -72,13 +72,13 @@ struct TokenCommand: ParsableCommand {
                 let made = try AccessTokenRegistry(store: store.open())
                     .create(name: name, scopes: scopes, expires: lifetime.map { now.addingTimeInterval($0) }, now: now)
                 if json {
-                    var o = TokenOutput.object(made.info)
+                    var o = made.info.jsonObject
                     o["token"] = made.token
                     try JSONOutput.emit(o)
                     return
                 }
                 print(made.token)
-                Console.note("Token '\(name)' created: \(TokenOutput.summary(made.info)). Keep the line above secret; it is not shown again (the store keeps only its digest).")
+                Console.note("Token '\(name)' created: \(made.info.summary). Keep the line above secret; it is not shown again (the store keeps only its digest).")
             }
         }
     }
@@ -96,7 +96,7 @@ struct TokenCommand: ParsableCommand {
         func run() throws {
             try reporting {
                 let list = try AccessTokenRegistry(store: store.openForReading()).list()
-                if json { try JSONOutput.emit(list.map(TokenOutput.object)); return }
+                if json { try JSONOutput.emit(list.map(\.jsonObject)); return }
                 if list.isEmpty { print("no tokens yet: 'healthgate token create --name NAME --read TYPES' makes one"); return }
                 let now = Date()
                 Table.print(["NAME", "READ", "WRITE", "ADMIN", "METRICS", "CREATED", "EXPIRES"], list.map { t in
@@ -124,34 +124,5 @@ struct TokenCommand: ParsableCommand {
                 print("revoked token '\(name)'")
             }
         }
-    }
-}
-
-extension TokenError: SysexitConvertible {
-    /// A bad option value is a usage error (64); an unknown token is bad data (65), as an unknown device is.
-    package var sysexit: Sysexit {
-        switch self {
-        case .unknownType, .badName: .usage
-        case .notFound: .dataError
-        }
-    }
-}
-
-/// The JSON and text shapes of a token (without its secret).
-enum TokenOutput {
-    /// `{"name", "read": [types or "*"], "write": […], "admin", "metrics", "created", "expires"}`.
-    static func object(_ t: AccessTokenInfo) -> [String: Any] {
-        ["name": t.name, "read": TokenScopes.text(t.scopes.read), "write": TokenScopes.text(t.scopes.write),
-         "admin": t.scopes.admin, "metrics": t.scopes.metrics, "created": ISO8601.string(t.created),
-         "expires": t.expires.map(ISO8601.string) ?? NSNull()]
-    }
-
-    static func summary(_ t: AccessTokenInfo) -> String {
-        func list(_ s: Set<String>?) -> String { s.map { $0.isEmpty ? "nothing" : $0.sorted().joined(separator: ",") } ?? "all types" }
-        var parts = ["reads \(list(t.scopes.read))", "writes \(list(t.scopes.write))"]
-        if t.scopes.admin { parts.append("admin") }
-        if t.scopes.metrics { parts.append("metrics") }
-        parts.append(t.expires.map { "expires \(ISO8601.string($0))" } ?? "never expires")
-        return parts.joined(separator: ", ")
     }
 }
