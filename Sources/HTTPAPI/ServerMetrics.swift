@@ -18,9 +18,10 @@ package final class ServerMetrics: Sendable {
     let walBytes: Gauge
     let started: Gauge
     let liveClients: Gauge
-    let liveOverflows: Gauge
+    let liveOverflows: Counter
     let commitLatencyHistogram: DurationHistogram
     private let byClass: [Counter]
+    private let scrapeState = Mutex(ScrapeState())
 
     package init() {
         func name(_ n: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -50,7 +51,7 @@ package final class ServerMetrics: Sendable {
             buckets: [.milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
                       .seconds(1), .seconds(5)])
         liveClients = registry.makeGauge(descriptor: name("live_clients", "", "Clients connected to /v1/live."))
-        liveOverflows = registry.makeGauge(descriptor: name("live_overflows", "total",
+        liveOverflows = registry.makeCounter(descriptor: name("live_overflows", "total",
             "/v1/live streams closed because their client did not read fast enough (it resumes with Last-Event-ID)."))
     }
 
@@ -75,36 +76,68 @@ package final class ServerMetrics: Sendable {
         storeBytes.set(to: size(storePath))
         walBytes.set(to: size(storePath + "-wal"))
         liveClients.set(to: Double(live.clientCount))
-        liveOverflows.set(to: Double(live.overflows.load(ordering: .relaxed)))
+        let overflows = UInt64(max(0, live.overflows.load(ordering: .relaxed)))
+        scrapeState.withLock { state in
+            let before = state.counted["live_overflows"] ?? 0
+            if overflows > before { liveOverflows.increment(by: Int64(overflows - before)) }
+            state.counted["live_overflows"] = max(overflows, before)
+        }
         return registry.emitToString()
     }
 
-    /// `run`'s pipeline counters and per-device figures, as gauges set at scrape time.
+    /// `run`'s figures, read at scrape time: the pipeline's counters as counters (each moved on
+    /// by what it grew since the last scrape, so they stay monotonic), its depths as gauges, and
+    /// per device `connected`, `battery_percent` (only while connected: a battery level read
+    /// before a disconnect is not a current one) and `last_sample_age_seconds`. A device's series
+    /// that no longer applies is removed, not left at its last value.
     private func record(_ status: any DaemonStatus) {
         let p = status.pipeline()
-        func pipeline(_ n: String, _ unit: String, _ help: String, _ v: UInt64) {
-            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n, unitName: unit, helpText: help))
-                .set(to: Double(v))
-        }
-        pipeline("pushed", "total", "Samples pushed by all sources.", p.pushed)
-        pipeline("committed", "total", "Samples committed to the store.", p.committed)
-        pipeline("spilled", "total", "Samples that went through an overflow list (not lost).", p.spilled)
-        pipeline("dropped", "total", "Samples dropped because a ring and its overflow list were full.", p.dropped)
-        pipeline("rejected", "total", "Samples refused as implausible.", p.rejected)
-        pipeline("failed_writes", "total", "Failed commit attempts (each retried).", p.failedWrites)
-        pipeline("batches", "total", "Transactions committed.", p.batches)
-        pipeline("ring_depth", "", "Samples waiting in rings and overflow lists.", p.pending)
-        pipeline("held", "", "Samples the writer holds in its batch or backlog.", p.held)
         let now = Date()
-        for d in status.devices() {
-            let labels = [("device", d.localIdentifier), ("name", d.name), ("kind", d.kind)]
-            func device(_ n: String, _ unit: String, _ help: String, _ v: Double) {
-                registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "device", metricName: n, unitName: unit, helpText: help),
-                                   labels: labels).set(to: v)
+        scrapeState.withLock { state in
+            func counter(_ n: String, _ help: String, _ v: UInt64) {
+                let c = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n,
+                                                                               unitName: "total", helpText: help))
+                let before = state.counted[n] ?? 0
+                if v > before { c.increment(by: Int64(v - before)) }
+                state.counted[n] = max(v, before)
             }
-            if let c = d.connected { device("connected", "", "1 while the device is connected.", c ? 1 : 0) }
-            if let b = d.battery { device("battery", "percent", "Battery level.", Double(b)) }
-            if let t = d.lastSample { device("last_sample_age", "seconds", "Seconds since its last committed sample ended.", now.timeIntervalSince(t)) }
+            counter("pushed", "Samples pushed by all sources.", p.pushed)
+            counter("committed", "Samples committed to the store.", p.committed)
+            counter("spilled", "Samples that went through an overflow list (not lost).", p.spilled)
+            counter("dropped", "Samples dropped because a ring and its overflow list were full.", p.dropped)
+            counter("rejected", "Samples refused as implausible.", p.rejected)
+            counter("failed_writes", "Failed commit attempts (each retried).", p.failedWrites)
+            counter("batches", "Transactions committed.", p.batches)
+            func gauge(_ n: String, _ help: String, _ v: UInt64) {
+                registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n, helpText: help))
+                    .set(to: Double(v))
+            }
+            gauge("ring_depth", "Samples waiting in rings and overflow lists.", p.pending)
+            gauge("held", "Samples the writer holds in its batch or backlog.", p.held)
+
+            var wanted: [String: Gauge] = [:]
+            for d in status.devices() {
+                let labels = [("device", d.localIdentifier), ("name", d.name), ("kind", d.kind)]
+                func device(_ n: String, _ unit: String, _ help: String, _ v: Double) {
+                    let g = registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "device", metricName: n,
+                                                                                unitName: unit, helpText: help), labels: labels)
+                    g.set(to: v)
+                    wanted[([n] + labels.map(\.1)).joined(separator: "\u{0}")] = g
+                }
+                if let c = d.connected { device("connected", "", "1 while the device is connected.", c ? 1 : 0) }
+                if let b = d.battery, d.connected != false { device("battery", "percent", "Battery level, while connected.", Double(b)) }
+                if let t = d.lastSample { device("last_sample_age", "seconds", "Seconds since its last committed sample ended.", now.timeIntervalSince(t)) }
+            }
+            for (key, g) in state.deviceGauges where wanted[key] == nil { registry.unregisterGauge(g) }
+            state.deviceGauges = wanted
         }
+    }
+
+    /// What ``record(_:)`` remembers between scrapes.
+    private struct ScrapeState {
+        /// Each pipeline counter's value at the last scrape.
+        var counted: [String: UInt64] = [:]
+        /// The per-device gauges the last scrape set, by name and labels.
+        var deviceGauges: [String: Gauge] = [:]
     }
 }

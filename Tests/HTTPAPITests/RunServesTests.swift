@@ -52,6 +52,11 @@ struct RunServesTests {
         deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
     }
 
+    /// The value of the unlabelled sample `name` in a Prometheus text scrape.
+    static func value(_ scrape: String, _ name: String) -> Double? {
+        scrape.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
     static func curl(_ args: [String]) async throws -> String {
         let a = args
         return try await offThread {
@@ -111,10 +116,21 @@ struct RunServesTests {
         }, "\(seen)")
 
         let metrics = try await Self.curl(auth + [base + "/metrics"])
-        #expect(metrics.contains("healthgate_ingest_committed_total"), "\(metrics.prefix(2000))")
-        #expect(metrics.contains("healthgate_ingest_ring_depth"))
-        #expect(metrics.contains("healthgate_device_connected{"))
+        // The pipeline's counters are Prometheus counters (monotonic, `_total`), its depths gauges.
+        for name in ["pushed", "committed", "spilled", "dropped", "rejected", "failed_writes", "batches"] {
+            #expect(metrics.contains("# TYPE healthgate_ingest_\(name)_total counter"), "\(name): \(metrics.prefix(3000))")
+        }
+        #expect(Self.value(metrics, "healthgate_ingest_committed_total").map { $0 > 0 } == true, "\(metrics.prefix(3000))")
+        #expect(metrics.contains("# TYPE healthgate_ingest_ring_depth gauge"))
         #expect(metrics.contains("healthgate_ingest_commit_latency_seconds_bucket"))
+        // Per strap: connected 1 and the battery the simulated straps report (87 %).
+        let strapBattery = metrics.split(separator: "\n").filter { $0.hasPrefix("healthgate_device_battery_percent{") && $0.contains("kind=\"strap\"") }
+        #expect(strapBattery.count == 2 && strapBattery.allSatisfy { $0.hasSuffix(" 87.0") || $0.hasSuffix(" 87") }, "\(metrics.prefix(3000))")
+        #expect(metrics.split(separator: "\n").filter { $0.hasPrefix("healthgate_device_connected{") && $0.contains("kind=\"strap\"") }
+            .allSatisfy { $0.hasSuffix(" 1.0") || $0.hasSuffix(" 1") })
+        let laterMetrics = try await Self.curl(auth + [base + "/metrics"])
+        #expect((Self.value(laterMetrics, "healthgate_ingest_committed_total") ?? 0) >= (Self.value(metrics, "healthgate_ingest_committed_total") ?? .infinity),
+                "a counter never goes back")
 
         // The live stream carries the straps' heart rate as it is committed.
         let live = try await offThread {
@@ -144,6 +160,13 @@ struct RunServesTests {
             return String(event[r.upperBound...].prefix { $0 != "\"" })
         })
         #expect(disconnectedPedometers.count == pedometers.count, "\(disconnectedPedometers) \(deviceEvents.suffix(3000))")
+        // Disconnected straps: connected 0, and no battery series (a level read before the loss
+        // is not a current one).
+        let after = try await Self.curl(auth + [base + "/metrics"])
+        let strapLines = after.split(separator: "\n").filter { $0.contains("kind=\"strap\"") }
+        #expect(!strapLines.contains { $0.hasPrefix("healthgate_device_battery_percent{") }, "\(after.prefix(3000))")
+        #expect(strapLines.filter { $0.hasPrefix("healthgate_device_connected{") }.allSatisfy { $0.hasSuffix(" 0.0") || $0.hasSuffix(" 0") },
+                "\(after.prefix(3000))")
 
         #expect(await offThread { run.stop() } == 0, "\(run.output)")
     }
