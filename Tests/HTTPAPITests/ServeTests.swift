@@ -21,6 +21,27 @@ struct ServeTests {
         #expect(server.stderr.contains("SIGTERM: finishing requests in flight"))
     }
 
+    @Test("SIGTERM while a request is in flight: it is read, saved and answered in full, then serve exits 0")
+    func inFlightRequestFinishes() async throws {
+        let db = TempStore()
+        let server = try await ServeProcess.start(db: db.path)
+        let token = try await makeToken(db.path, ["--name", "w", "--read", "all", "--write", "all"])
+        // About 24 KB of samples, uploaded at 6 KB/s: the request is in flight for about 4 s.
+        let minute = 60.0
+        let samples = (0..<200).map { i in
+            #"{"type":"stepCount","value":\#(i + 1),"start":"\#(ISO8601.string(at(Double(i) * minute)))","end":"\#(ISO8601.string(at(Double(i + 1) * minute)))"}"#
+        }
+        let body = Data(("[" + samples.joined(separator: ",") + "]").utf8)
+        async let reply = server.request("POST", "/v1/samples", token: token, body: body, curlOptions: ["--limit-rate", "6k"])
+        try await Task.sleep(for: .seconds(1))
+        let status = await offThread { server.stop() }
+        let answered = try await reply
+        #expect(answered.status == 200, "\(answered.body) \(server.stderr)")
+        #expect(answered.object?["inserted"] as? Int == 200, "\(answered.body)")
+        #expect(status == 0, "\(server.stderr)")
+        #expect(try db.open().samples(SampleQuery(type: .stepCount)).count == 200)
+    }
+
     @Test("a non-loopback address without --allow-plain-http is refused (64); with it, a warning is logged")
     func plainHTTP() async throws {
         let db = TempStore()

@@ -137,8 +137,8 @@ final class ServeProcess: @unchecked Sendable {
 
     /// `curl` against the server: `method path` with an optional bearer token and body.
     func request(_ method: String = "GET", _ path: String, token: String? = nil, body: Data? = nil,
-                 headers: [String] = []) async throws -> Reply {
-        var args = ["-s", "-S", "-X", method, "-o", "-", "-w", "\n%{http_code}", "--max-time", "60"]
+                 headers: [String] = [], curlOptions: [String] = []) async throws -> Reply {
+        var args = ["-s", "-S", "-X", method, "-o", "-", "-w", "\n%{http_code}", "--max-time", "60"] + curlOptions
         if let token { args += ["-H", "Authorization: Bearer \(token)"] }
         for h in headers { args += ["-H", h] }
         if body != nil { args += ["-H", "Content-Type: application/json", "--data-binary", "@-"] }
