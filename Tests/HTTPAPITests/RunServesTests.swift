@@ -171,6 +171,61 @@ struct RunServesTests {
         #expect(await offThread { run.stop() } == 0, "\(run.output)")
     }
 
+    @Test("under run, a /v1/live client that stops reading is cut off at its buffer while ingest goes on: nothing dropped, commits continue")
+    func stoppedClientDoesNotStallIngest() async throws {
+        let db = TempStore()
+        let dir = db.dir.path
+        let token = try await makeToken(db.path, ["--name", "coach", "--read", "all", "--admin"])
+        // 10 straps at 100 Hz: ~1,000 events a second (~250 a commit), enough to fill a stopped
+        // client's socket buffers (a few MB) and then its 1,024-event buffer within a minute,
+        // while a reading client keeps up.
+        let sim = try Child(["simulate", "--straps", "10", "--rate", "100", "--pedometers", "0", "--dir", dir + "/s", "--config-out", dir + "/sim.toml"])
+        #expect(await offThread { sim.waitFor("\n", seconds: 120) }, "simulate printed nothing: \(sim.output)")
+        var config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
+        config += "\n[http]\nlisten = \"127.0.0.1:0\"\nlive_client_buffer = 1024\n"
+        try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
+        let run = try Child(["run", "--config", dir + "/run.toml", "--db", db.path])
+        #expect(await offThread { run.waitFor("serving the HTTP API on http://", seconds: 120) }, "\(run.output)")
+        let line = try #require(run.output.components(separatedBy: "\n").first { $0.contains("serving the HTTP API on http://") })
+        let base = try #require(line.range(of: "http://").map { String(line[$0.lowerBound...]).trimmingCharacters(in: .whitespaces) })
+        let auth = ["-H", "Authorization: Bearer \(token)"]
+        func metric(_ name: String) async throws -> Double? { Self.value(try await Self.curl(auth + [base + "/metrics"]), name) }
+
+        // A client that subscribes, then stops reading (SIGSTOP keeps its connection open).
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        client.arguments = ["-s", "-N", "-o", "/dev/null"] + auth + [base + "/v1/live"]
+        client.standardInput = FileHandle.nullDevice
+        try client.run()
+        defer { if client.isRunning { kill(client.processIdentifier, SIGCONT); client.terminate(); client.waitUntilExit() } }
+        for _ in 0..<120 where (try await metric("healthgate_http_live_clients")) != 1 { try await Task.sleep(for: .milliseconds(250)) }
+        #expect(try await metric("healthgate_http_live_clients") == 1)
+        kill(client.processIdentifier, SIGSTOP)
+        let committedBefore = try await metric("healthgate_ingest_committed_total") ?? 0
+
+        // The server cuts the stopped client off; ingest never waits for it.
+        var overflows = 0.0
+        for _ in 0..<240 {
+            overflows = try await metric("healthgate_http_live_overflows_total") ?? 0
+            if overflows >= 1 { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(overflows >= 1, "the stopped client was never cut off: \(run.output.suffix(2000))")
+        let committedAfter = try await metric("healthgate_ingest_committed_total") ?? 0
+        #expect(committedAfter > committedBefore + 1_000, "ingest went on: \(committedBefore) → \(committedAfter)")
+        #expect(try await metric("healthgate_ingest_dropped_total") == 0)
+        #expect(try await metric("healthgate_ingest_ring_depth").map { $0 < 5_000 } == true, "the rings do not back up behind the client")
+        // Let it go: its stream was closed by the server, so curl ends by itself.
+        kill(client.processIdentifier, SIGCONT)
+        let ended = await offThread { () -> Bool in
+            for _ in 0..<600 where client.isRunning { Thread.sleep(forTimeInterval: 0.1) }
+            return !client.isRunning
+        }
+        #expect(ended, "the server did not close the stopped client's stream")
+        #expect(await offThread { sim.stop() } == 0)
+        #expect(await offThread { run.stop() } == 0, "\(run.output.suffix(2000))")
+    }
+
     @Test("a non-loopback plain listen without allow_plain_http is refused with 78 and one sentence")
     func plainRefused() async throws {
         let db = TempStore()
