@@ -230,34 +230,21 @@ struct Routes: Sendable {
         let q = try QueryParameters(request, known: ["type", "options", "from", "to", "interval", "anchor", "tz", "separateBySource",
                                                      "device", "source", "unit"], registry: registry)
         guard let type = try q.type() else { throw APIError.parameter("type", "is required: name the quantity type (GET /v1/types).") }
-        let outUnit = try q.string("unit").map { try Self.unit($0, for: type) } ?? type.canonicalUnit
-        var options: StatisticsOptions = []
-        let optionText = q.list("options").joined(separator: ",")
-        if !optionText.isEmpty {
-            do { options = try StatisticsOptions(names: optionText) } catch {
-                throw APIError.parameter("options", "'\(optionText)' has a name that is not a statistics option: use \(StatisticsOptions.names.map(\.0).joined(separator: ", ")).")
-            }
-            do { try options.validate(for: type) } catch { throw APIError.parameter("options", "\(error)") }
+        let request = StatisticsRequest(type: type, options: q.list("options").joined(separator: ","), from: try q.string("from"),
+                                        to: try q.string("to"), interval: try q.string("interval"), anchor: try q.string("anchor"),
+                                        timeZone: try q.string("tz"), unit: try q.string("unit"), separateBySource: try q.bool("separateBySource"),
+                                        device: try q.string("device"), source: try q.string("source"))
+        let plan: StatisticsRequest.Plan
+        do { plan = try request.plan(names: .queryParameters, defaultZone: TimeZone(identifier: "UTC")!) } catch {
+            throw APIError(.badRequest, error.message)
         }
-        if options.isEmpty || options == .separateBySource {
-            options.formUnion(type.aggregationStyle == .cumulative ? .cumulativeSum : [.discreteAverage, .discreteMin, .discreteMax])
-        }
-        if try q.bool("separateBySource") { options.insert(.separateBySource) }
-        let zone = try q.timeZone()
-        let query = StatisticsQuery(type: type, options: options, start: try q.date("from", zone: zone), end: try q.date("to", zone: zone),
-                                    device: try q.string("device"), source: try q.string("source"))
-        try QueryParameters.checkRange(from: query.start, to: query.end)
-        let interval = try q.string("interval").map { text in
-            do { return try StatisticsInterval(parsing: text) } catch { throw APIError.parameter("interval", "\(error)") }
-        }
-        let anchor = try q.date("anchor", zone: zone)
-        if interval == nil, anchor != nil { throw APIError.parameter("anchor", "needs 'interval': it sets where the buckets start.") }
+        let (query, interval, outUnit) = (plan.query, plan.interval, plan.unit)
         let readable = context.scopes.mayRead(type)
-        let chosen = options
+        let chosen = query.options
         let value = try await store.run { real, empty -> Unsafe<Any> in
             let db = readable ? real : empty
             if let interval {
-                let buckets = try db.statisticsCollection(query, interval: interval, anchor: anchor, timeZone: zone ?? TimeZone(identifier: "UTC")!)
+                let buckets = try db.statisticsCollection(query, interval: interval, anchor: plan.anchor, timeZone: plan.timeZone)
                     .map { try $0.converted(to: outUnit) }
                 return Unsafe(buckets.map { $0.bucketJSONObject(options: chosen, unit: outUnit) })
             }

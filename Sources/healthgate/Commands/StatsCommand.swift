@@ -77,43 +77,22 @@ struct StatsCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let type = try InputValues.type(type)
-            let outUnit = try InputValues.unit(unit, for: type)
-            var options = try InputValues.statisticsOptions(option.joined(separator: ","), for: type)
-            if options.isEmpty || options == .separateBySource {
-                options.formUnion(type.aggregationStyle == .cumulative ? .cumulativeSum
-                                  : [.discreteAverage, .discreteMin, .discreteMax])
-            }
-            if separateBySource { options.insert(.separateBySource) }
-            let zone = try InputValues.timeZone(tz)
-            let query = StatisticsQuery(
-                type: type, options: options,
-                start: try from.map { try InputValues.date($0, option: "--from", timeZone: zone) },
-                end: try to.map { try InputValues.date($0, option: "--to", timeZone: zone) },
-                device: device, source: source)
-            try InputValues.checkRange(from: query.start, to: query.end)
-            let iv = try interval.map { text in
-                do { return try StatisticsInterval(parsing: text) } catch let e as StoreError {
-                    throw CLIFailure("--interval \(e)", code: .usage)
-                }
-            }
-            if iv == nil, anchor != nil {
-                throw CLIFailure("--anchor needs --interval: it sets where the buckets start.", code: .usage)
-            }
+            let request = StatisticsRequest(type: try InputValues.type(type), options: option.joined(separator: ","), from: from, to: to,
+                                            interval: interval, anchor: anchor, timeZone: tz, unit: unit,
+                                            separateBySource: separateBySource, device: device, source: source)
             // Mistakes in the command line are reported before the store is opened (a missing
             // store would otherwise hide them behind exit 66).
-            try options.validate(for: type)
+            let plan = try request.plan(names: .commandLine, defaultZone: .current)
+            let (query, options, outUnit, iv) = (plan.query, plan.query.options, plan.unit, plan.interval)
             if follow && iv == nil {
                 throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage)
             }
-            let anchorDate = try anchor.map { try InputValues.date($0, option: "--anchor", timeZone: zone) }
             let db = try store.openForReading()
-            let display = zone ?? .current
             if let iv {
                 // --follow (change feed, HealthStore's StatisticsFollower): start observing before the first computation.
-                let follower = follow ? try StatisticsFollower(path: store.path, type: type) : nil
+                let follower = follow ? try StatisticsFollower(path: store.path, type: request.type) : nil
                 let compute = {
-                    try db.statisticsCollection(query, interval: iv, anchor: anchorDate, timeZone: zone ?? .current)
+                    try db.statisticsCollection(query, interval: iv, anchor: plan.anchor, timeZone: plan.timeZone)
                         .map { try $0.converted(to: outUnit) }
                 }
                 let show = { (buckets: [Statistics]) in
@@ -122,7 +101,7 @@ struct StatsCommand: ParsableCommand {
                         // The shape GET /v1/statistics answers too (StatisticsJSON.swift).
                         JSONOutput.event(buckets.map { $0.bucketJSONObject(options: options, unit: outUnit) })
                     } else {
-                        printBuckets(buckets, options: options, unit: outUnit, zone: display)
+                        printBuckets(buckets, options: options, unit: outUnit, zone: plan.timeZone)
                     }
                 }
                 let buckets = try compute()
