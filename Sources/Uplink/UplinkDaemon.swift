@@ -69,7 +69,7 @@ package final class UplinkDaemon: Sendable {
         var backoff = settings.backoff
         var failing = false
         var connection: PostgresConnection?
-        defer { if let c = connection { Task { try? await c.close() } } }
+        defer { if let c = connection { Task { await ServerDeadline.close(c) } } }
         while !Task.isCancelled {
             do {
                 if connection == nil || connection?.isClosed == true { connection = try await pusher.connect() }
@@ -85,7 +85,7 @@ package final class UplinkDaemon: Sendable {
                 try? await Task.sleep(for: settings.interval)
             } catch {
                 if let c = connection {
-                    try? await c.close()
+                    await ServerDeadline.close(c)
                     connection = nil
                 }
                 if Task.isCancelled { break }

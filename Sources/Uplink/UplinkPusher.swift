@@ -77,10 +77,10 @@ package struct UplinkPusher: Sendable {
         let connection = try await connect()
         do {
             let report = try await push(on: connection, progress: progress)
-            try? await connection.close()
+            await ServerDeadline.close(connection)
             return report
         } catch {
-            try? await connection.close()
+            await ServerDeadline.close(connection)
             throw error
         }
     }
@@ -94,15 +94,18 @@ package struct UplinkPusher: Sendable {
             let storeID = try await onOwnThread { try store.currentAnchor().storeID }
             let connection = try await PostgresConnection.connect(configuration: try url.configuration(), id: 1, logger: logger)
             do {
-                try await CentralSchema.migrate(connection, logger: logger, target: url.display)
-                try await connection.query("""
-                    INSERT INTO healthgate.gateways(name, store_id) VALUES (\(gateway), \(storeID))
-                    ON CONFLICT (name) DO NOTHING
-                    """, logger: logger)
+                let (logger, display, gateway) = (self.logger, url.display, self.gateway)
+                try await bounded(connection) {
+                    try await CentralSchema.migrate(connection, logger: logger, target: display)
+                    try await connection.query("""
+                        INSERT INTO healthgate.gateways(name, store_id) VALUES (\(gateway), \(storeID))
+                        ON CONFLICT (name) DO NOTHING
+                        """, logger: logger)
+                }
                 _ = try await centralAnchor(connection, storeID: storeID)   // refuses a name another store uses
                 return connection
             } catch {
-                try? await connection.close()
+                await ServerDeadline.close(connection)
                 throw error
             }
         } catch {
@@ -182,41 +185,38 @@ package struct UplinkPusher: Sendable {
         }
     }
 
-    /// How long one batch may wait for the server before its connection is closed: a server
-    /// or link that died without closing the socket must not stall the uplink forever.
+    /// How long one exchange with the server (a batch, the schema check, an anchor read) may
+    /// take before its connection is closed: a server or link that died, with or without closing
+    /// the socket, must not stall the uplink forever.
     package static let batchDeadline: Duration = .seconds(30)
 
     /// Runs `body`; if it has not finished within ``batchDeadline`` the connection is closed
     /// (which fails the pending query) and the push fails with 69 — nothing is lost: the
-    /// server rolls the open batch back and the next push sends it again.
+    /// server rolls the open batch back and the next push sends it again. The caller is resumed
+    /// at the deadline even if the query never returns (``ServerDeadline``).
     private func bounded<T: Sendable>(_ connection: PostgresConnection, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: Self.batchDeadline)
-                try? await connection.close()
-                return nil
-            }
-            defer { group.cancelAll() }
-            while let next = try await group.next() {
-                if let value = next { return value }
-                throw UplinkError("PostgreSQL at \(url.display) did not answer a batch within \(Self.batchDeadline); the connection was closed and nothing committed is lost — push again.", .unavailable)
-            }
-            throw UplinkError("the upload to \(url.display) ended without an answer; push again.", .unavailable)
-        }
+        let display = url.display
+        return try await ServerDeadline.run(connection, within: Self.batchDeadline, timeout: {
+            UplinkError("PostgreSQL at \(display) did not answer within \(Self.batchDeadline); the connection was closed and nothing committed is lost — push again.", .unavailable)
+        }, closed: {
+            UplinkError("PostgreSQL at \(display) closed the connection before answering (a restart or a network cut?); nothing committed is lost and nothing is sent twice — push again when the server is back.", .unavailable)
+        }, body)
     }
 
     /// The anchor the server holds for this gateway, refusing a gateway name another store uses.
     private func centralAnchor(_ connection: PostgresConnection, storeID: String) async throws -> String? {
-        let rows = try await connection.query(
-            "SELECT store_id, anchor FROM healthgate.gateways WHERE name = \(gateway)", logger: logger)
-        for try await (owner, anchor) in rows.decode((String, String?).self) {
-            guard owner == storeID else {
-                throw UplinkError("the gateway name '\(gateway)' at \(url.display) already belongs to another store (\(owner), this one is \(storeID)); give this gateway its own name (--gateway, or gateway in [uplink.postgres]).", .config)
-            }
-            return anchor
+        let (gateway, logger) = (self.gateway, self.logger)
+        let row = try await bounded(connection) { () async throws -> [(String, String?)] in
+            let rows = try await connection.query("SELECT store_id, anchor FROM healthgate.gateways WHERE name = \(gateway)", logger: logger)
+            var found: [(String, String?)] = []
+            for try await row in rows.decode((String, String?).self) { found.append(row) }
+            return found
+        }.first
+        guard let (owner, anchor) = row else { return nil }
+        guard owner == storeID else {
+            throw UplinkError("the gateway name '\(gateway)' at \(url.display) already belongs to another store (\(owner), this one is \(storeID)); give this gateway its own name (--gateway, or gateway in [uplink.postgres]).", .config)
         }
-        return nil
+        return anchor
     }
 
     /// The server's anchor as a place to continue the feed from, or nil to start over (none yet,

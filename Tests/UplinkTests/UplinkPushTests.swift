@@ -162,12 +162,11 @@ struct UplinkPushTests {
         #expect(gone == ["0"])
     }
 
-    // Disabled: in about one run of three the `uplink push` child does not exit after the
-    // server stops mid-upload (pg_ctl -m fast or immediate) and is killed at 120 s; the cause is
-    // not found yet (a hang outside the per-batch deadline: connect, close or process exit?).
-    // The lead's report names it; docs/uplink.md says so.
-    @Test(.disabled("flaky: the push child sometimes hangs after the server stops mid-upload (under investigation)"))
-    func serverStoppedAndRestartedMidUploadEndsEqual() async throws {
+    // Once disabled: in about one run of three the push did not exit after the server stopped
+    // mid-upload. A PostgresNIO query whose server vanished can stay pending after its
+    // connection is closed, and the batch deadline waited for it in a task group; the deadline
+    // now never waits on the query (ServerDeadline).
+    @Test func serverStoppedAndRestartedMidUploadEndsEqual() async throws {
         let (cluster, db) = try await Self.setUp("restart")
         let (store, path) = try Self.makeStore()
         try await offThread { _ = try store.save(try Self.steps(20_000)) }
