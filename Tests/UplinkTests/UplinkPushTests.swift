@@ -186,6 +186,45 @@ struct UplinkPushTests {
         try await Self.expectEqual(store, cluster, db, gateway: "g1")
     }
 
+    /// The link fails without the server stopping, through a TCP proxy the test controls: cut
+    /// (both sockets shut down) the push ends at once saying the connection closed; silent
+    /// (nothing forwarded, sockets open) it ends at the batch deadline saying so. Each exits 69;
+    /// a push without the proxy then ends equal.
+    @Test func aCutOrSilentLinkEndsThePushWith69AndARerunEndsEqual() async throws {
+        let (cluster, db) = try await Self.setUp("proxy")
+        let role = "proxy_\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await offThread { try cluster.psql(db, "CREATE ROLE \(role) LOGIN SUPERUSER PASSWORD 'proxy-pw'") }
+        let (store, path) = try Self.makeStore()
+        try await offThread { _ = try store.save(try Self.steps(20_000)) }
+        for (fault, says) in [("cut", "closed the connection"), ("silent", "did not answer within")] {
+            let proxy = try TCPProxy(upstream: cluster.port)
+            defer { proxy.stop() }
+            let url = "postgres://\(role):proxy-pw@127.0.0.1:\(proxy.port)/\(db)?sslmode=disable"
+            let log = NSTemporaryDirectory() + "uplink-proxy-\(fault)-\(UUID().uuidString.prefix(8)).log"
+            let status = try await offThread { () throws -> Int32 in
+                guard let exe = HealthGateExecutable.url else { throw PostgresCluster.Failure("the healthgate executable is not built") }
+                // The server's anchor ("" before the schema exists).
+                func anchor() -> String { (try? cluster.psql(db, "SELECT coalesce(max(anchor), '') FROM healthgate.gateways"))?.first ?? "" }
+                let before = anchor()
+                let child = try WatchedChild([exe.path, "uplink", "push", "--db", path, "--url", url, "--gateway", "g1", "--batch-size", "5"],
+                                             stderr: .file(log))
+                defer { child.kill() }
+                // Wait until this push committed a batch of its own, then fail the link.
+                let deadline = Date().addingTimeInterval(60)
+                while Date() < deadline, try child.poll(), anchor() == before { usleep(10_000) }
+                #expect(try child.poll(), "the push ended before the link failed: make the store bigger")
+                if fault == "cut" { proxy.cut() } else { proxy.freeze() }
+                return try child.wait(timeout: 120)
+            }
+            let stderr = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(status == 69, "\(fault): \(stderr)")
+            #expect(stderr.contains(says), "\(fault): \(stderr)")
+        }
+        let rerun = try await offThread { try HealthGateExecutable.run(["uplink", "push", "--db", path, "--url", cluster.url(db), "--gateway", "g1"]) }
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        try await Self.expectEqual(store, cluster, db, gateway: "g1")
+    }
+
     @Test func gatewayKilledMidBatchEndsEqual() async throws {
         let (cluster, db) = try await Self.setUp("sigkill")
         let (store, path) = try Self.makeStore()
