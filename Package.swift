@@ -104,7 +104,7 @@ let package = Package(
         // `run` serving the HTTP API (its [http] table): the server fed by the daemon's commit tap,
         // strap events and counters.
         .target(name: "DaemonHTTP",
-                dependencies: ["Gateway", "HTTPAPI", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest",
+                dependencies: ["Gateway", "HTTPAPI", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest", "Uplink",
                                .product(name: "Logging", package: "swift-log")]),
 
         // The PostgreSQL fleet uplink (issue 14, docs/uplink.md): the central schema and its migrations,

@@ -2,8 +2,10 @@ import Foundation
 import Gateway
 import HTTPAPI
 import HealthModel
+import HealthStore
 import Ingest
 import Synchronization
+import Uplink
 
 /// The daemon's devices as `/v1/devices`, `/metrics` and the live stream show them: each strap's
 /// connection, battery and sensor contact from its events, each device's last committed sample
@@ -44,6 +46,13 @@ final class DeviceBoard: DaemonStatus {
     }
 
     func pipeline() -> IngestStats { pipelineStats() }
+
+    /// Every uplink that pushed from `store` (`uplink status`'s figures).
+    func uplinks(in store: HealthStore) -> [UplinkLag] {
+        ((try? UplinkStatus.all(in: store)) ?? []).map {
+            UplinkLag(gateway: $0.gateway, server: $0.server, behind: $0.behind, secondsBehind: $0.secondsBehind, failing: $0.lastError != nil)
+        }
+    }
 
     private func publish(_ kind: String, _ d: ManagedDevice, _ extra: [String: Any] = [:]) {
         var o: [String: Any] = ["event": kind, "localIdentifier": d.localIdentifier, "name": d.name, "kind": d.kind,

@@ -176,7 +176,9 @@ package final class APIServer: Sendable {
             guard context.scopes.mayReadMetrics else {
                 throw APIError(.forbidden, "this token may not read /metrics: it needs --admin or --metrics ('healthgate token create').")
             }
-            return JSONResponse.text(metrics.scrape(storePath: path, live: live, status: status), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            let uplinks = try await queue.run { db in status?.uplinks(in: db) ?? [] }
+            return JSONResponse.text(metrics.scrape(storePath: path, live: live, status: status, uplinks: uplinks),
+                                     contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         return router
     }

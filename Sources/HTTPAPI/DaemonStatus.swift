@@ -1,5 +1,6 @@
 import Foundation
 import HealthModel
+import HealthStore
 import Ingest
 
 /// What `healthgate run` knows beyond the store, for `/v1/devices` and `/metrics` when it serves
@@ -10,6 +11,31 @@ package protocol DaemonStatus: Sendable {
     func devices() -> [ManagedDevice]
     /// The pipeline's counters now.
     func pipeline() -> IngestStats
+    /// How far each uplink of the daemon is behind `store` (read on the store's queue).
+    func uplinks(in store: HealthStore) -> [UplinkLag]
+}
+
+extension DaemonStatus {
+    /// No uplinks.
+    package func uplinks(in store: HealthStore) -> [UplinkLag] { [] }
+}
+
+/// How far one uplink is behind the store it pushes from, for `/metrics`.
+package struct UplinkLag: Sendable, Equatable {
+    /// The gateway name it pushes as.
+    package var gateway: String
+    /// The server, as `uplink status` shows it (never with a password).
+    package var server: String
+    /// Changes committed locally that the server has not committed yet.
+    package var behind: Int64
+    /// Seconds since it was last caught up (nil: never).
+    package var secondsBehind: Double?
+    /// Whether its last push failed.
+    package var failing: Bool
+
+    package init(gateway: String, server: String, behind: Int64, secondsBehind: Double?, failing: Bool) {
+        (self.gateway, self.server, self.behind, self.secondsBehind, self.failing) = (gateway, server, behind, secondsBehind, failing)
+    }
 }
 
 /// A device the daemon manages and what it knows of it now.

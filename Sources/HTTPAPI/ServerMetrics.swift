@@ -68,8 +68,8 @@ package final class ServerMetrics: Sendable {
     }
 
     /// The text of a scrape, after reading the store's file sizes (and `run`'s figures).
-    func scrape(storePath: String, live: LiveFeed, status: (any DaemonStatus)? = nil) -> String {
-        if let status { record(status) }
+    func scrape(storePath: String, live: LiveFeed, status: (any DaemonStatus)? = nil, uplinks: [UplinkLag] = []) -> String {
+        if let status { record(status, uplinks: uplinks) }
         func size(_ p: String) -> Double {
             ((try? FileManager.default.attributesOfItem(atPath: p))?[.size] as? NSNumber)?.doubleValue ?? 0
         }
@@ -90,7 +90,7 @@ package final class ServerMetrics: Sendable {
     /// per device `connected`, `battery_percent` (only while connected: a battery level read
     /// before a disconnect is not a current one) and `last_sample_age_seconds`. A device's series
     /// that no longer applies is removed, not left at its last value.
-    private func record(_ status: any DaemonStatus) {
+    private func record(_ status: any DaemonStatus, uplinks: [UplinkLag]) {
         let p = status.pipeline()
         let now = Date()
         scrapeState.withLock { state in
@@ -128,6 +128,18 @@ package final class ServerMetrics: Sendable {
                 if let b = d.battery, d.connected != false { device("battery", "percent", "Battery level, while connected.", Double(b)) }
                 if let t = d.lastSample { device("last_sample_age", "seconds", "Seconds since its last committed sample ended.", now.timeIntervalSince(t)) }
             }
+            for u in uplinks {
+                let labels = [("gateway", u.gateway), ("server", u.server)]
+                func uplink(_ n: String, _ unit: String, _ help: String, _ v: Double) {
+                    let g = registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "uplink", metricName: n,
+                                                                                unitName: unit, helpText: help), labels: labels)
+                    g.set(to: v)
+                    wanted[([n] + labels.map(\.1)).joined(separator: "\u{0}")] = g
+                }
+                uplink("behind", "changes", "Changes committed locally that the server has not committed yet.", Double(u.behind))
+                if let s = u.secondsBehind { uplink("behind", "seconds", "Seconds since the uplink was last caught up.", s) }
+                uplink("failing", "", "1 while the uplink's last push failed.", u.failing ? 1 : 0)
+            }
             for (key, g) in state.deviceGauges where wanted[key] == nil { registry.unregisterGauge(g) }
             state.deviceGauges = wanted
         }
@@ -137,7 +149,7 @@ package final class ServerMetrics: Sendable {
     private struct ScrapeState {
         /// Each pipeline counter's value at the last scrape.
         var counted: [String: UInt64] = [:]
-        /// The per-device gauges the last scrape set, by name and labels.
+        /// The per-device and per-uplink gauges the last scrape set, by name and labels.
         var deviceGauges: [String: Gauge] = [:]
     }
 }

@@ -333,7 +333,7 @@ struct UplinkPushTests {
         let (store, path) = try Self.makeStore()
         try await offThread { _ = try store.save(try Self.steps(500)) }
         let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        func config(_ url: String) throws -> String {
+        func config(_ url: String, http: Bool = false) throws -> String {
             let file = dir + "/run-\(UUID().uuidString.prefix(6)).toml"
             try """
                 [uplink.postgres]
@@ -342,12 +342,16 @@ struct UplinkPushTests {
                 interval_ms = 50
                 retry_backoff_ms = 50
                 retry_max_backoff_ms = 200
-                """.write(toFile: file, atomically: true, encoding: .utf8)
+                """.appending(http ? "\n[http]\nlisten = \"127.0.0.1:0\"\n" : "").write(toFile: file, atomically: true, encoding: .utf8)
             return file
         }
         guard let exe = HealthGateExecutable.url else { throw PostgresCluster.Failure("the healthgate executable is not built: run swift build first") }
-        // No server: run keeps going, the store keeps taking samples, the lag and the error are recorded.
-        let dead = try config("postgres://postgres@127.0.0.1:\(try PostgresCluster.freePort())/x?sslmode=disable")
+        // No server: run keeps going, the store keeps taking samples, the lag and the error are
+        // recorded, logged and on /metrics (run serves the API here).
+        let dead = try config("postgres://postgres@127.0.0.1:\(try PostgresCluster.freePort())/x?sslmode=disable", http: true)
+        let token = try await offThread { try HealthGateExecutable.run(["token", "create", "--db", path, "--name", "scraper", "--metrics"]) }
+        #expect(token.status == 0, "\(token.stderr)")
+        let secret = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try await offThread {
             let child = try WatchedChild([exe.path, "run", "--config", dead, "--db", path], stderr: .file(dir + "/run-dead.log"))
             defer { child.kill() }
@@ -364,6 +368,17 @@ struct UplinkPushTests {
             let log = (try? String(contentsOfFile: dir + "/run-dead.log", encoding: .utf8)) ?? ""
             #expect(seen?.lastError?.contains("cannot reach PostgreSQL") == true, "\(log)")
             #expect(try child.poll(), "run ended while its uplink could not reach the server: \(log)")
+            if let r = log.range(of: "serving the HTTP API on http://") {
+                let base = "http://" + log[r.upperBound...].prefix { !$0.isWhitespace }
+                let scrape = try HealthGateExecutable.run(["-s", "-H", "Authorization: Bearer \(secret)", base + "/metrics"], timeout: .seconds(30),
+                                                          launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
+                let lines = scrape.split(separator: "\n").filter { $0.contains("gateway=\"g1\"") }
+                #expect(lines.contains { $0.hasPrefix("healthgate_uplink_failing{") && ($0.hasSuffix(" 1.0") || $0.hasSuffix(" 1")) }, "\(scrape.suffix(2000))")
+                #expect(lines.contains { $0.hasPrefix("healthgate_uplink_behind_changes{") && !($0.hasSuffix(" 0.0") || $0.hasSuffix(" 0")) },
+                        "\(scrape.suffix(2000))")
+            } else {
+                Issue.record("run did not log its HTTP address: \(log)")
+            }
             child.signal(SIGTERM)
             #expect(try child.wait(timeout: 60) == 0, "\(log)")
             #expect(log.contains("changes behind"), "the lag is logged: \(log)")
