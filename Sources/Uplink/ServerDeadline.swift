@@ -40,10 +40,12 @@ enum ServerDeadline {
                         }
                     }
                 }
-                race.onFinish { timer.cancel() }
-                Task {
+                let work = Task {
                     do { race.finish(.success(try await body())) } catch { race.finish(.failure(error)) }
                 }
+                // Whoever wins, the other stops: the timer, or the exchange (a cancelled caller
+                // or a deadline cancels it; PostgresNIO may not listen, and nothing waits for it).
+                race.onFinish { timer.cancel(); work.cancel() }
             }
         } onCancel: {
             race.finish(.failure(CancellationError()))
