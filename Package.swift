@@ -116,6 +116,10 @@ let package = Package(
                                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                                .product(name: "Logging", package: "swift-log")]),
 
+        // A throwaway PostgreSQL cluster (initdb + pg_ctl from Debian's packages) for the uplink's
+        // tests and benchmark.
+        .target(name: "ScratchPostgres", dependencies: ["ChildProcess"]),
+
         // A child process watched until it exits: status, wall time, peak anonymous memory
         // (RssAnon). Shared by the benchmark and the tests, so not in HealthGateTesting.
         .target(name: "ChildProcess"),
@@ -150,6 +154,7 @@ let package = Package(
             name: "healthgate-bench",
             dependencies: [
                 "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits", "ModuleExitCodes", "ChildProcess",
+                "Uplink", "ScratchPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
@@ -195,7 +200,7 @@ let package = Package(
                     exclude: ["openapi-requirements.txt", "openapi_check.py", "browser-requirements.txt", "live_page_browser.py"]),
         // The PostgreSQL uplink against a real throwaway cluster (initdb + pg_ctl), `uplink` children.
         .testTarget(name: "UplinkTests",
-                    dependencies: ["Uplink", "HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess",
+                    dependencies: ["Uplink", "HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess", "ScratchPostgres",
                                    .product(name: "PostgresNIO", package: "postgres-nio")]),
     ]
 )

@@ -59,6 +59,10 @@ struct HealthGateBench: ParsableCommand {
                         /v1/statistics requests a second alone, then beside 200
                         /v1/live clients (20 s each): p50/p99 latency, the daemon's
                         CPU (added by the clients), events per client, samples lost
+            uplink      a week offline: 7 days of one strap at 1 Hz (604,800 quantities
+                        in series) pushed by `healthgate uplink push` into a throwaway
+                        PostgreSQL (Debian's server) vs psql \\copy of the same rows into
+                        the same tables (rows/s); goal >= 0.5x the COPY ceiling
 
             Build with -c release for meaningful figures. With --json the last line
             is one JSON object.
@@ -96,11 +100,11 @@ struct HealthGateBench: ParsableCommand {
     var rounds: Int = 5
 
     @Option(name: .customLong("only"), parsing: .upToNextOption,
-            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats, http.", valueName: "part"))
+            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats, http, uplink.", valueName: "part"))
     var only: [Part] = []
 
     /// The benchmark groups `--only` selects.
-    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats, http }
+    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats, http, uplink }
 
     private var parts: Set<Part> { only.isEmpty ? Set(Part.allCases) : Set(only) }
 
@@ -242,6 +246,10 @@ struct HealthGateBench: ParsableCommand {
 
             if parts.contains(.http) {
                 try httpPart(into: &out, dir: dir, say: say)
+            }
+
+            if parts.contains(.uplink) {
+                try uplinkPart(into: &out, dir: dir, say: say)
             }
 
             if json { try JSONOutput.emit(out) }

@@ -1,4 +1,5 @@
 import ChildProcess
+import ScratchPostgres
 import Foundation
 import HealthGateTesting
 import HealthModel

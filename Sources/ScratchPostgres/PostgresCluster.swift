@@ -2,14 +2,14 @@ import ChildProcess
 import Foundation
 import Synchronization
 
-/// A throwaway PostgreSQL cluster for the uplink tests: `initdb` in a temporary directory,
+/// A throwaway PostgreSQL cluster for the uplink's tests and benchmark: `initdb` in a temporary directory,
 /// `pg_ctl` serving on a Unix socket in that directory and on a loopback port (password-only
 /// there, for the login-refused test). One per test process, started on first use and stopped
 /// at exit. As root the server programs run as the `postgres` account (initdb refuses root).
 /// Blocking: call from off the cooperative pool (`offThread`).
-final class PostgresCluster: Sendable {
+package final class PostgresCluster: Sendable {
     /// Debian's server programs (the `postgresql` package; .ci/run and scripts/setup.sh install it).
-    static let binDirectory: String = {
+    package static let binDirectory: String = {
         let env = ProcessInfo.processInfo.environment["HEALTHGATE_PG_BIN"]
         if let env { return env }
         let base = "/usr/lib/postgresql"
@@ -20,7 +20,7 @@ final class PostgresCluster: Sendable {
     static let shared = Mutex<PostgresCluster?>(nil)
 
     /// The process-wide cluster, started on first use.
-    static func get() throws -> PostgresCluster {
+    package static func get() throws -> PostgresCluster {
         try shared.withLock { c in
             if let c { return c }
             let made = try PostgresCluster()
@@ -30,9 +30,9 @@ final class PostgresCluster: Sendable {
         }
     }
 
-    let directory: String
-    let port: Int
-    let startSeconds: Double
+    package let directory: String
+    package let port: Int
+    package let startSeconds: Double
 
     private init() throws {
         let t0 = Date()
@@ -53,7 +53,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// Starts the server (again).
-    func start() throws { try Self.start(directory: directory, port: port) }
+    package func start() throws { try Self.start(directory: directory, port: port) }
 
     private static func start(directory: String, port: Int) throws {
         try server(["pg_ctl", "-D", directory + "/data", "-l", directory + "/log", "-w", "-t", "60", "-o",
@@ -62,7 +62,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// Stops it at once (`immediate`: like a crash; the next start recovers).
-    func stop(mode: String = "immediate") throws {
+    package func stop(mode: String = "immediate") throws {
         try Self.server(["pg_ctl", "-D", directory + "/data", "-w", "-t", "60", "-m", mode, "stop"])
     }
 
@@ -72,14 +72,14 @@ final class PostgresCluster: Sendable {
     }
 
     /// A URL for database `db` over the Unix socket, as the superuser (trusted there).
-    func url(_ db: String) -> String { "postgres://postgres@/\(db)?host=\(directory)&port=\(port)" }
+    package func url(_ db: String) -> String { "postgres://postgres@/\(db)?host=\(directory)&port=\(port)" }
 
     /// A URL over TCP (password authentication) with `password`.
-    func tcpURL(_ db: String, password: String) -> String { "postgres://postgres:\(password)@127.0.0.1:\(port)/\(db)?sslmode=disable" }
+    package func tcpURL(_ db: String, password: String) -> String { "postgres://postgres:\(password)@127.0.0.1:\(port)/\(db)?sslmode=disable" }
 
     /// Starts the server when it is not running (a test that stopped it failed before its
     /// restart), so one failure does not fail every later test; says so on stdout.
-    func ensureRunning() throws {
+    package func ensureRunning() throws {
         let r = try Self.run((geteuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : [])
                              + ["\(Self.binDirectory)/pg_ctl", "-D", directory + "/data", "status"], outputToFiles: true)
         if r.status != 0 {
@@ -89,23 +89,23 @@ final class PostgresCluster: Sendable {
     }
 
     /// Makes a new empty database and returns its name.
-    func createDatabase(_ name: String) throws -> String {
+    package func createDatabase(_ name: String) throws -> String {
         try ensureRunning()
         _ = try psql("postgres", "CREATE DATABASE \(name)")
         return name
     }
 
     /// Runs `sql` with psql (an independent client) on `db`; rows as lines, columns split by '|'.
-    func psql(_ db: String, _ sql: String) throws -> [String] {
+    package func psql(_ db: String, _ sql: String) throws -> [String] {
         let r = try Self.run(["\(Self.binDirectory)/psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", directory,
                               "-p", "\(port)", "-U", "postgres", "-d", db, "-c", sql])
         guard r.status == 0 else { throw Failure("psql failed (\(r.status)) on \(sql.prefix(80)): \(r.stderr)") }
         return r.stdout.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        init(_ d: String) { description = d }
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+        package init(_ d: String) { description = d }
     }
 
     private static func server(_ arguments: [String]) throws {
@@ -118,7 +118,7 @@ final class PostgresCluster: Sendable {
         guard r.status == 0 else { throw Failure("\(arguments.prefix(2).joined(separator: " ")) failed (\(r.status)): \(r.stdout) \(r.stderr)") }
     }
 
-    static func run(_ arguments: [String], outputToFiles: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
+    package static func run(_ arguments: [String], outputToFiles: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: arguments[0])
         p.arguments = Array(arguments.dropFirst())
@@ -147,7 +147,7 @@ final class PostgresCluster: Sendable {
     }
 
     /// A TCP port nothing listens on now (the kernel's pick).
-    static func freePort() throws -> Int {
+    package static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var addr = sockaddr_in()
