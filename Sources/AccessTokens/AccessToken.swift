@@ -103,8 +103,8 @@ package struct AccessTokenRegistry: Sendable {
     /// Creates a token and returns its text — the only time it exists outside the caller.
     package func create(name: String, scopes: TokenScopes, expires: Date?, now: Date = Date()) throws -> (token: String, info: AccessTokenInfo) {
         guard Self.isValidName(name) else { throw TokenError.badName(name) }
-        let keyID = Self.hex(Self.randomBytes(8))
-        let token = Self.prefix + keyID + "_" + Self.hex(Self.randomBytes(32))
+        let keyID = Hex.string(Self.randomBytes(8))
+        let token = Self.prefix + keyID + "_" + Hex.string(Self.randomBytes(32))
         try store.insertAccessToken(StoredAccessToken(
             name: name, keyID: keyID, digest: Self.digest(token),
             read: TokenScopes.text(scopes.read), write: TokenScopes.text(scopes.write),
@@ -166,13 +166,6 @@ package struct AccessTokenRegistry: Sendable {
         return (0..<n).map { _ in UInt8.random(in: .min ... .max, using: &g) }
     }
 
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0F)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
 
     private static func info(_ row: StoredAccessToken) -> AccessTokenInfo {
         func set(_ list: [String]) -> Set<String>? { list == ["*"] ? nil : Set(list) }

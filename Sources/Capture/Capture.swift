@@ -33,7 +33,7 @@ public struct CaptureRecord: Sendable, Hashable, Codable {
     public static func ble(receivedAt: Date, device: Device, address: String, characteristic: String,
                            payload: some Collection<UInt8>) -> CaptureRecord {
         CaptureRecord(t: receivedAt.timeIntervalSince1970, kind: .ble, device: device, address: address,
-                      characteristic: characteristic.uppercased(), hex: payload.map { hexByte($0) }.joined(), line: nil)
+                      characteristic: characteristic.uppercased(), hex: Hex.string(payload), line: nil)
     }
 
     /// A serial line received at `receivedAt`.
@@ -46,7 +46,7 @@ public struct CaptureRecord: Sendable, Hashable, Codable {
     public var receivedAt: Date { Date(timeIntervalSince1970: t) }
 
     /// BLE: the payload bytes (nil for serial records).
-    public var payload: [UInt8]? { hex.flatMap(parseHex) }
+    public var payload: [UInt8]? { hex.flatMap { Hex.bytes($0) } }
 
     /// Checks the fields the kind requires.
     /// - Throws: ``CaptureError/invalidRecord(line:reason:)`` (line 0: not from a file).
@@ -58,7 +58,7 @@ public struct CaptureRecord: Sendable, Hashable, Codable {
             guard let c = characteristic, c.count == 4, UInt16(c, radix: 16) != nil else {
                 throw .invalidRecord(line: number, reason: "a ble record needs \"characteristic\" as 4 hex digits (e.g. \"2A37\")")
             }
-            guard let h = hex, parseHex(h) != nil else {
+            guard let h = hex, Hex.bytes(h) != nil else {
                 throw .invalidRecord(line: number, reason: "a ble record needs \"hex\" with an even number of hex digits")
             }
         case .serial:
@@ -230,31 +230,4 @@ public struct CaptureReader: Sendable {
         default: "\(error)"
         }
     }
-}
-
-func hexByte(_ b: UInt8) -> String {
-    let s = String(b, radix: 16)
-    return s.count == 1 ? "0" + s : s
-}
-
-func parseHex(_ s: String) -> [UInt8]? {
-    let u = Array(s.utf8)
-    guard u.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    out.reserveCapacity(u.count / 2)
-    func nib(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
-    }
-    var i = 0
-    while i < u.count {
-        guard let hi = nib(u[i]), let lo = nib(u[i + 1]) else { return nil }
-        out.append(hi << 4 | lo)
-        i += 2
-    }
-    return out
 }

@@ -60,6 +60,25 @@ package final class WatchedChild {
             case .descriptor(let own): posix_spawn_file_actions_adddup2(&actions, own, fd)
             }
         }
+        // Nothing else of this process reaches the child. Descriptors without O_CLOEXEC (the
+        // pipes Foundation's Process opens for another child at the same moment, on another
+        // thread) would otherwise be inherited: a PostgreSQL server started this way kept a
+        // concurrent curl's output pipe open for its whole life, and the test reading that
+        // pipe waited for an end of file that never came.
+        if let closeFrom = Self.addCloseFrom {
+            _ = closeFrom(&actions, 3)
+        } else {
+            // Without glibc's closefrom action (before 2.34): every descriptor open now.
+            if let dir = opendir("/proc/self/fd") {
+                var open: [Int32] = []
+                while let entry = readdir(dir) {
+                    let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    if let fd = Int32(name), fd > 2, fd != dirfd(dir) { open.append(fd) }
+                }
+                closedir(dir)
+                for fd in open { posix_spawn_file_actions_addclose(&actions, fd) }
+            }
+        }
         var env: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {
@@ -80,6 +99,13 @@ package final class WatchedChild {
         guard rc == 0 else { throw Failure(description: "cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
         self.pid = pid
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which the Swift
+    /// Glibc module does not show: looked up at run time.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
+    }()
 
     /// Whether it is still running: reads its `RssAnon` into the peak, then reaps it if it
     /// has exited (never blocks).

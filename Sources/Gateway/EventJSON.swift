@@ -20,7 +20,7 @@ extension StrapSession.Event {
                     "sensorLocation": v(c.sensorLocation?.name), "battery": v(c.battery), "t": c.at.timeIntervalSince1970]
         case .reading(let r):
             var o: [String: Any] = ["event": "heartRate", "address": straps[r.strap].address.description, "t": r.receivedAt.timeIntervalSince1970,
-                                    "hex": r.payload.map { String(format: "%02x", $0) }.joined(), "connection": r.connection]
+                                    "hex": Hex.string(r.payload), "connection": r.connection]
             if let m = r.measurement { o.merge(m.jsonObject) { _, new in new } } else { o["rejected"] = v(r.rejection) }
             return o
         case .battery(let k, let level, let at):
@@ -87,7 +87,7 @@ extension ScannedDevice {
         ]
         if let m = data.manufacturerData.first {
             o["manufacturer"] = ["company": Int(m.company), "name": companyName(m.company).map { $0 as Any } ?? NSNull(),
-                                 "data": m.data.map { String(format: "%02x", $0) }.joined()]
+                                 "data": Hex.string(m.data)]
         }
         return o
     }

@@ -109,7 +109,7 @@ package final class ServerMetrics: Sendable {
             counter("failed_writes", "Failed commit attempts (each retried).", p.failedWrites)
             counter("batches", "Transactions committed.", p.batches)
             func gauge(_ n: String, _ help: String, _ v: UInt64) {
-                registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n, helpText: help))
+                registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n, unitName: "", helpText: help))
                     .set(to: Double(v))
             }
             gauge("ring_depth", "Samples waiting in rings and overflow lists.", p.pending)

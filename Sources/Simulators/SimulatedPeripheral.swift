@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 import GATT
 import Synchronization
 
@@ -64,7 +65,7 @@ package struct TranscriptEntry: Sendable, Hashable, CustomStringConvertible {
     package init(_ direction: TranscriptDirection, _ bytes: [UInt8]) { self.direction = direction; self.bytes = bytes }
     /// `C->S 10 0100 ffff 0028`-style text: opcode, then the parameters as one hex run.
     package var description: String {
-        "\(direction.rawValue) " + bytes.map { String(format: "%02x", $0) }.joined()
+        "\(direction.rawValue) " + Hex.string(bytes)
     }
 }
 

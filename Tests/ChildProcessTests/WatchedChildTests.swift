@@ -1,11 +1,32 @@
 import ChildProcess
+import Foundation
 import HealthGateTesting
 import Testing
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// The one child-process watcher the bench and the tests share: exit status, the peak of the
 /// child's own anonymous memory, the bound, the environment.
 @Suite("WatchedChild: status, peak anonymous memory, timeout, environment")
 struct WatchedChildTests {
+    @Test("a child gets its three streams and no other descriptor of this process (a pipe without O_CLOEXEC stays here)")
+    func noDescriptorLeaks() async throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)   // no O_CLOEXEC, as Foundation's pipes for another child
+        defer { close(ends[0]); close(ends[1]) }
+        let ours = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(ends[1])")
+        let out = NSTemporaryDirectory() + "watched-fds-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let status = try await offThread {
+            try WatchedChild(["sh", "-c", "for f in /proc/$$/fd/*; do echo \"${f##*/} $(readlink $f)\"; done"], stdout: .file(out)).wait(timeout: 30)
+        }
+        #expect(status == 0)
+        let seen = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(!seen.contains { $0.hasSuffix(ours) }, "the child inherited \(ours): \(seen)")
+        #expect(Set(seen.compactMap { $0.split(separator: " ").first.flatMap { Int($0) } }).isSubset(of: [0, 1, 2, 3, 10, 255]), "\(seen)")
+    }
+
     @Test("exit codes and signals come back as sysexits-style statuses")
     func statuses() async throws {
         let statuses = try await offThread { () throws -> [Int32] in

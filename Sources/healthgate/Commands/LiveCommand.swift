@@ -133,7 +133,7 @@ struct LiveCommand: ParsableCommand {
         case .reading(let r):
             let who = targets[r.strap].name ?? targets[r.strap].address.description
             guard let m = r.measurement else {
-                Output.line("\(time(r.receivedAt))  \(column(who, 14)) rejected payload \(hexString(r.payload)): \(r.rejection ?? "")")
+                Output.line("\(time(r.receivedAt))  \(column(who, 14)) rejected payload \(Hex.string(r.payload)): \(r.rejection ?? "")")
                 return
             }
             var s = "\(time(r.receivedAt))  \(column(who, 14)) \(String(format: "%3d", Int(m.beatsPerMinute))) bpm  \(column(contactText(m.sensorContact), 12))"
@@ -169,9 +169,6 @@ struct LiveCommand: ParsableCommand {
         }
     }
 }
-
-/// Lower-case hex of a payload.
-func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
 /// A logger for the interactive strap commands: they print their own progress, so only errors
 /// the session cannot show (a failed fsync) reach stderr.
