@@ -156,15 +156,8 @@ struct Routes: Sendable {
 
     func saveSamples(_ request: Request, _ context: APIContext) async throws -> Response {
         _ = try QueryParameters(request, known: [])
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
-            throw APIError.tooLarge(maxBodyBytes)
-        }
-        var request = request
-        let body: ByteBuffer
-        do { body = try await request.collectBody(upTo: maxBodyBytes) } catch is NIOTooManyBytesError {
-            throw APIError.tooLarge(maxBodyBytes)
-        }
-        let samples = try Self.parseSamples(Data(body.readableBytesView), registry: registry)
+        let body = try await Self.body(of: request, limit: maxBodyBytes)
+        let samples = try Self.parseSamples(body, registry: registry)
         let scopes = context.scopes
         if let denied = samples.first(where: { !scopes.mayWrite($0.type) }) {
             throw APIError(.forbidden, "this token may not write \(denied.type.identifier) samples: ask for a token with --write \(denied.type.identifier); nothing was saved.")
@@ -295,6 +288,20 @@ struct Routes: Sendable {
 struct Unsafe<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
+}
+
+extension Routes {
+    /// A request's body, at most `limit` bytes: 413 from a larger `Content-Length` before
+    /// reading, or while reading a chunked body.
+    static func body(of request: Request, limit: Int) async throws -> Data {
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw APIError.tooLarge(limit)
+        }
+        var request = request
+        do { return Data(try await request.collectBody(upTo: limit).readableBytesView) } catch is NIOTooManyBytesError {
+            throw APIError.tooLarge(limit)
+        }
+    }
 }
 
 extension APIError {

@@ -3,7 +3,6 @@ import Foundation
 import HealthModel
 import HealthStore
 import Hummingbird
-import NIOCore
 
 /// `/v1/tokens`: token management over the API, for an `admin` token (docs/http-api.md,
 /// "Tokens over the API"). The same registry and JSON shapes as `healthgate token`: a pair can
@@ -28,15 +27,7 @@ struct TokenRoutes: Sendable {
     func create(_ request: Request, _ context: APIContext) async throws -> Response {
         _ = try QueryParameters(request, known: [])
         try Self.requireAdmin(context)
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBodyBytes {
-            throw APIError.tooLarge(maxBodyBytes)
-        }
-        var request = request
-        let body: ByteBuffer
-        do { body = try await request.collectBody(upTo: maxBodyBytes) } catch is NIOTooManyBytesError {
-            throw APIError.tooLarge(maxBodyBytes)
-        }
-        let asked = try Self.parse(Data(body.readableBytesView), registry: registry)
+        let asked = try Self.parse(try await Routes.body(of: request, limit: maxBodyBytes), registry: registry)
         let registry = self.registry
         let made = try await store.run { db -> Unsafe<[String: Any]> in
             let tokens = AccessTokenRegistry(store: db, registry: registry)

@@ -30,7 +30,8 @@ package enum Hex {
 
     private static let digits = Array("0123456789abcdef".utf8)
 
-    private static func nibble(_ c: UInt8) -> UInt8? {
+    /// The value of one ASCII hex digit (either case); nil for any other byte.
+    package static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: c - 0x30
         case 0x41...0x46: c - 0x41 + 10

@@ -52,6 +52,22 @@ struct RunServesTests {
         deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
     }
 
+    /// `healthgate simulate ARGS` writing its configuration into `dir`, then `healthgate run` on
+    /// it with an `[http]` table (`http`: its keys beside `listen`); returns both children and
+    /// the API's base URL once run serves it.
+    static func simulateAndRun(_ simulate: [String], db: String, dir: String, http: String, scheme: String) async throws -> (Child, Child, String) {
+        let sim = try Child(["simulate"] + simulate + ["--dir", dir + "/s", "--config-out", dir + "/sim.toml"])
+        #expect(await offThread { sim.waitFor("\n", seconds: 120) }, "simulate printed nothing: \(sim.output)")
+        let config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8) + "\n[http]\nlisten = \"127.0.0.1:0\"\n" + http
+        try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
+        let run = try Child(["run", "--config", dir + "/run.toml", "--db", db])
+        let serving = "serving the HTTP API on \(scheme)://"
+        #expect(await offThread { run.waitFor(serving, seconds: 120) }, "\(run.output)")
+        let line = try #require(run.output.components(separatedBy: "\n").first { $0.contains(serving) })
+        let base = try #require(line.range(of: "\(scheme)://").map { String(line[$0.lowerBound...]).trimmingCharacters(in: .whitespaces) })
+        return (sim, run, base)
+    }
+
     /// The value of the unlabelled sample `name` in a Prometheus text scrape.
     static func value(_ scrape: String, _ name: String) -> Double? {
         scrape.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
@@ -78,15 +94,8 @@ struct RunServesTests {
         #expect(made.status == 0, "\(made.stderr)")
         let token = try await makeToken(db.path, ["--name", "coach", "--read", "all", "--admin"])
         let stepsOnly = try await makeToken(db.path, ["--name", "steps", "--read", "stepCount"])
-        let sim = try Child(["simulate", "--straps", "2", "--rate", "4", "--dir", dir + "/s", "--config-out", dir + "/sim.toml"])
-        #expect(await offThread { sim.waitFor("\n", seconds: 120) }, "simulate printed nothing: \(sim.output)")
-        var config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
-        config += "\n[http]\nlisten = \"127.0.0.1:0\"\ncertificate = \"\(dir)/cert.pem\"\nkey = \"\(dir)/key.pem\"\n"
-        try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
-        let run = try Child(["run", "--config", dir + "/run.toml", "--db", db.path])
-        #expect(await offThread { run.waitFor("serving the HTTP API on https://", seconds: 120) }, "\(run.output)")
-        let line = try #require(run.output.components(separatedBy: "\n").first { $0.contains("serving the HTTP API on https://") })
-        let base = try #require(line.range(of: "https://").map { String(line[$0.lowerBound...]).trimmingCharacters(in: .whitespaces) })
+        let (sim, run, base) = try await Self.simulateAndRun(["--straps", "2", "--rate", "4"], db: db.path, dir: dir,
+            http: "certificate = \"\(dir)/cert.pem\"\nkey = \"\(dir)/key.pem\"\n", scheme: "https")
         let auth = ["--cacert", dir + "/cert.pem", "-H", "Authorization: Bearer \(token)"]
 
         // Both straps connected and notifying, as the daemon sees them. The simulator's pedometers
@@ -179,15 +188,8 @@ struct RunServesTests {
         // 10 straps at 100 Hz: ~1,000 events a second (~250 a commit), enough to fill a stopped
         // client's socket buffers (a few MB) and then its 1,024-event buffer within a minute,
         // while a reading client keeps up.
-        let sim = try Child(["simulate", "--straps", "10", "--rate", "100", "--pedometers", "0", "--dir", dir + "/s", "--config-out", dir + "/sim.toml"])
-        #expect(await offThread { sim.waitFor("\n", seconds: 120) }, "simulate printed nothing: \(sim.output)")
-        var config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
-        config += "\n[http]\nlisten = \"127.0.0.1:0\"\nlive_client_buffer = 1024\n"
-        try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
-        let run = try Child(["run", "--config", dir + "/run.toml", "--db", db.path])
-        #expect(await offThread { run.waitFor("serving the HTTP API on http://", seconds: 120) }, "\(run.output)")
-        let line = try #require(run.output.components(separatedBy: "\n").first { $0.contains("serving the HTTP API on http://") })
-        let base = try #require(line.range(of: "http://").map { String(line[$0.lowerBound...]).trimmingCharacters(in: .whitespaces) })
+        let (sim, run, base) = try await Self.simulateAndRun(["--straps", "10", "--rate", "100", "--pedometers", "0"], db: db.path, dir: dir,
+                                                             http: "live_client_buffer = 1024\n", scheme: "http")
         let auth = ["-H", "Authorization: Bearer \(token)"]
         func metric(_ name: String) async throws -> Double? { Self.value(try await Self.curl(auth + [base + "/metrics"]), name) }
 

@@ -216,21 +216,12 @@ package struct FastSampleParser {
                 i += 1
                 continue
             }
-            guard let hi = hex(r.p[i]), let lo = hex(r.p[i + 1]) else { return nil }
+            guard let hi = Hex.nibble(r.p[i]), let lo = Hex.nibble(r.p[i + 1]) else { return nil }
             withUnsafeMutableBytes(of: &u) { $0[k] = hi << 4 | lo }
             k += 1
             i += 2
         }
         return UUID(uuid: u)
-    }
-
-    private static func hex(_ b: UInt8) -> UInt8? {
-        switch b {
-        case 0x30...0x39: b - 0x30
-        case 0x41...0x46: b - 0x41 + 10
-        case 0x61...0x66: b - 0x61 + 10
-        default: nil
-        }
     }
 
     private static let deviceKeys = ["name", "manufacturer", "model", "hardwareVersion", "firmwareVersion",
