@@ -65,17 +65,88 @@ struct LiveRoute: Sendable {
                     }
                 }
                 defer { watch.cancel() }
-                // What it missed, at the pace it reads; live events wait in its buffer meanwhile.
-                for text in subscription.replay {
-                    if revoked.isSet { break }
-                    try await writer.write(ByteBuffer(string: text))
+                // What it missed, at the pace it reads, a few hundred events a write; live events
+                // wait in its buffer meanwhile.
+                var at = 0
+                while at < subscription.replay.count, !revoked.isSet {
+                    let next = min(at + Self.eventsPerWrite, subscription.replay.count)
+                    try await writer.write(ByteBuffer(string: subscription.replay[at..<next].joined()))
+                    at = next
                 }
-                for await text in subscription.live {
+                // Live: everything that arrived while the previous write was under way goes out
+                // as one write. One write per event meant one event-loop task per event and
+                // client: starved of CPU, the loop's queue grew and requests waited behind it.
+                let waiting = LiveBacklog(limit: feed.clientBuffer)
+                let reader = Task {
+                    for await text in subscription.live {
+                        // A full backlog: stop draining, so the feed's own buffer fills and the
+                        // feed ends this client's stream (counted and logged there).
+                        while waiting.isFull, !Task.isCancelled { await waiting.roomMade() }
+                        waiting.add(text)
+                    }
+                    waiting.end()
+                }
+                defer { reader.cancel() }
+                for await _ in waiting.arrivals {
+                    let (texts, ended) = waiting.takeAll()
                     if revoked.isSet { break }
-                    try await writer.write(ByteBuffer(string: text))
+                    if !texts.isEmpty { try await writer.write(ByteBuffer(string: texts.joined())) }
+                    if ended { break }
                 }
                 try await writer.finish(nil)
             })
+    }
+}
+
+extension LiveRoute {
+    /// At most this many replayed events go into one write.
+    static let eventsPerWrite = 512
+}
+
+/// The live events a stream's writer has not taken yet: its reader adds each as it arrives and
+/// signals; the writer takes all there are at once. Bounded by the feed's per-client buffer:
+/// a client whose writes fall that far behind is ended by the feed (``LiveFeed`` counts and
+/// logs it) because the reader stops draining its stream while this backlog is full.
+final class LiveBacklog: Sendable {
+    private let limit: Int
+    private let state = Mutex<(texts: [String], ended: Bool)>(([], false))
+    private let signal = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    private let room = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+
+    /// A backlog of at most `limit` events.
+    init(limit: Int) { self.limit = max(limit, 1) }
+
+    /// Whether it holds `limit` events.
+    var isFull: Bool { state.withLock { $0.texts.count >= limit } }
+
+    /// Returns after the writer took events (at once if it did since the last call).
+    func roomMade() async {
+        var it = room.stream.makeAsyncIterator()
+        _ = await it.next()
+    }
+
+    /// One element per wake-up (several arrivals may share one); ends after ``end()``.
+    var arrivals: AsyncStream<Void> { signal.stream }
+
+    func add(_ text: String) {
+        state.withLock { $0.texts.append(text) }
+        signal.continuation.yield()
+    }
+
+    func end() {
+        state.withLock { $0.ended = true }
+        signal.continuation.yield()
+        signal.continuation.finish()
+    }
+
+    /// Everything waiting, and whether the stream has ended.
+    func takeAll() -> (texts: [String], ended: Bool) {
+        let taken = state.withLock { s in
+            defer { s.texts = [] }
+            return (s.texts, s.ended)
+        }
+        room.continuation.yield()
+        return taken
     }
 }
 
