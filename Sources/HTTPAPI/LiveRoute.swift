@@ -157,7 +157,13 @@ final class StreamTokenCheck: Sendable {
     let store: StoreQueue
     /// How often an open stream's token is checked.
     let interval: Duration
-    private let cache = Mutex<[[UInt8]: (at: ContinuousClock.Instant, valid: Bool)]>([:])
+    /// Per token digest: the last answer and when it was had, and whether a lookup is under way.
+    private struct Entry {
+        var at: ContinuousClock.Instant
+        var valid: Bool?
+        var looking: Bool
+    }
+    private let cache = Mutex<[[UInt8]: Entry]>([:])
 
     init(store: StoreQueue, interval: Duration = .seconds(2)) {
         self.store = store
@@ -165,14 +171,22 @@ final class StreamTokenCheck: Sendable {
     }
 
     /// false: revoked, expired or unknown; nil: the store could not be read (keep the stream).
+    /// One lookup per token at a time: while one is under way, the others get the last answer
+    /// (streams of one token checking together cost one lookup, even when a lookup is slow).
     func isValid(_ token: String) async -> Bool? {
         let key = AccessTokenRegistry.digest(token)
         let now = ContinuousClock.now
-        if let c = cache.withLock({ $0[key] }), c.at.duration(to: now) < interval { return c.valid }
-        guard let valid = try? await store.run({ db in try AccessTokenRegistry(store: db).authenticate(token) != nil }) else { return nil }
+        let (answer, mine) = cache.withLock { c -> (Bool?, Bool) in
+            if let e = c[key], e.looking || e.at.duration(to: now) < interval { return (e.valid, false) }
+            c[key, default: Entry(at: now, valid: nil, looking: true)].looking = true
+            return (nil, true)
+        }
+        guard mine else { return answer }
+        let valid = try? await store.run({ db in try AccessTokenRegistry(store: db).authenticate(token) != nil })
+        let done = ContinuousClock.now   // the answer's age counts from when it was had
         cache.withLock { c in
-            c[key] = (now, valid)
-            if c.count > 1_000 { c = c.filter { $0.value.at.duration(to: now) < interval } }
+            c[key] = Entry(at: done, valid: valid ?? c[key]?.valid, looking: false)
+            if c.count > 1_000 { c = c.filter { $0.value.looking || $0.value.at.duration(to: done) < interval } }
         }
         return valid
     }
