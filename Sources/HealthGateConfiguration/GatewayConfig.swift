@@ -124,8 +124,9 @@ package struct GatewayConfig: Sendable, Equatable {
         package var url: String
         /// `gateway`: this gateway's name on the server (nil: the host name).
         package var gateway: String?
-        /// `batch_size`: change-feed items per server transaction.
-        package var batchSize = 2000
+        /// `batch_size`: change-feed items per server transaction (samples, series quantities and
+        /// deletions each count one).
+        package var batchSize = 5000
         /// `interval_ms`: how often the uplink looks for new commits while caught up.
         package var intervalMilliseconds = 2000
         /// `retry_backoff_ms` and `retry_max_backoff_ms`: the pause after a failed push, doubled

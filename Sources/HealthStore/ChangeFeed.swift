@@ -13,39 +13,72 @@ import HealthModel
 /// ``ChangeSet`` returns and pass it back next time. They are monotonic (a later change set's
 /// anchor covers everything an earlier one covered), survive restarts of both sides, and carry
 /// the store's random id so an anchor from another store file is refused rather than
-/// misapplied. Format (version 1): `v1:<store id>:<last sample id>:<last tombstone seq>`.
+/// misapplied. Format (version 1): `v1:<store id>:<last sample id>:<last tombstone seq>`, and
+/// when a page ended inside a quantity series a fifth part,
+/// `<series id>.<chunk change seq>.<chunk seq>.<quantities of that chunk sent>`.
 public struct ChangeAnchor: Sendable, Hashable, CustomStringConvertible {
     /// The store the anchor belongs to (16 hex digits, random per store file).
     package let storeID: String
-    /// The largest sample row id delivered (additions are delivered in row-id order).
+    /// The largest position delivered: every sample row id and series position up to it.
     package let sampleID: Int64
     /// The largest tombstone sequence number delivered.
     package let tombstone: Int64
+    /// Set when a limit cut a series short: how far into it the pages went. That series sits
+    /// past ``sampleID`` and the next page continues it first.
+    package let cursor: SeriesCursor?
 
-    package init(storeID: String, sampleID: Int64, tombstone: Int64) {
+    /// How far into one series' changed chunks the pages went. Chunks go in
+    /// (`change_seq`, `seq`) order; all before (`changeSeq`, `chunkSeq`) were sent, and of that
+    /// chunk its first `sent` quantities (if it was rewritten since, it is sent again whole).
+    package struct SeriesCursor: Sendable, Hashable {
+        package var seriesID: Int64
+        package var changeSeq: Int64
+        package var chunkSeq: Int64
+        package var sent: Int
+    }
+
+    package init(storeID: String, sampleID: Int64, tombstone: Int64, cursor: SeriesCursor? = nil) {
         self.storeID = storeID
         self.sampleID = sampleID
         self.tombstone = tombstone
+        self.cursor = cursor
     }
 
     /// Parses an anchor a previous ``ChangeSet`` returned.
     /// - Throws: ``ChangeFeedError/invalidAnchor(_:)`` when `string` is not an anchor.
     public init(string: String) throws {
         let parts = string.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "v1", !parts[1].isEmpty,
+        guard parts.count == 4 || parts.count == 5, parts[0] == "v1", !parts[1].isEmpty,
               parts[1].allSatisfy({ $0.isASCII && $0.isHexDigit }),
               let a = Int64(parts[2]), let t = Int64(parts[3]), a >= 0, t >= 0 else {
             throw ChangeFeedError.invalidAnchor(string)
         }
-        self.init(storeID: String(parts[1]), sampleID: a, tombstone: t)
+        var cursor: SeriesCursor?
+        if parts.count == 5 {
+            let n = parts[4].split(separator: ".", omittingEmptySubsequences: false).map { Int64($0) }
+            guard n.count == 4, let s = n[0], let c = n[1], let k = n[2], let q = n[3],
+                  s > 0, c >= 0, k >= 0, q >= 0, q <= Int64(Int32.max) else {
+                throw ChangeFeedError.invalidAnchor(string)
+            }
+            cursor = SeriesCursor(seriesID: s, changeSeq: c, chunkSeq: k, sent: Int(q))
+        }
+        self.init(storeID: String(parts[1]), sampleID: a, tombstone: t, cursor: cursor)
     }
 
     /// The anchor as an opaque string, to store and pass back.
-    public var description: String { "v1:\(storeID):\(sampleID):\(tombstone)" }
+    public var description: String {
+        let base = "v1:\(storeID):\(sampleID):\(tombstone)"
+        guard let c = cursor else { return base }
+        return base + ":\(c.seriesID).\(c.changeSeq).\(c.chunkSeq).\(c.sent)"
+    }
 
-    /// True when this anchor covers at least everything `other` covers (same store).
+    /// True when this anchor covers at least everything `other` covers (same store). An
+    /// anchor inside a series covers only itself and anchors not inside one at or before it
+    /// (how far a series was sent says nothing about the positions past it).
     public func covers(_ other: ChangeAnchor) -> Bool {
-        storeID == other.storeID && sampleID >= other.sampleID && tombstone >= other.tombstone
+        guard storeID == other.storeID, tombstone >= other.tombstone else { return false }
+        guard let theirs = other.cursor else { return sampleID >= other.sampleID }
+        return sampleID == other.sampleID && cursor == theirs
     }
 }
 
@@ -200,37 +233,72 @@ extension HealthStore {
 
             // Then additions, in position (= commit) order: sample rows by id, series by the
             // position of their last growth (drawn from the same sequence), each with the
-            // quantities of its chunks written since the anchor.
+            // quantities of its chunks written since the anchor. Every sample and every series
+            // quantity counts toward the limit, so a page's memory is bounded by it.
             var filter = predicate ?? SampleQuery()
             filter.type = nil
+            var page = AdditionsPage(room: limit.map { $0 - deleted.count }, from: from)
+            // A series a previous page cut short is continued first. Until the pages pass its
+            // position, the anchor keeps saying how far it went (else it would be sent again).
+            var held: ChangeAnchor.SeriesCursor?
+            if let c = from.cursor, let row = try seriesRows(db, filter, typeIDs: typeIDs, seriesID: c.seriesID).first {
+                let reached = try page.add(row, chunksFrom: c, range: QuantityRange(filter), self, db)
+                if reached.cut {
+                    return ChangeSet(samples: page.samples, deleted: deleted,
+                                     anchor: ChangeAnchor(storeID: meta.storeID, sampleID: from.sampleID, tombstone: head.tombstone,
+                                                          cursor: reached.cursor),
+                                     hasMore: true)
+                }
+                held = reached.cursor
+            }
             let (whereSQL, whereArgs) = try whereClause(filter)
             var addSQL = "\(Self.sampleSelectSQL) WHERE s.id > ? AND \(whereSQL)"
             if !typeIDs.isEmpty { addSQL += " AND s.type_id IN (\(typeList))" }
             addSQL += " ORDER BY s.id"
-            let room = limit.map { $0 - deleted.count }
-            if let room { addSQL += " LIMIT \(room + 1)" }
+            // One more row than fits tells whether the list goes on past what was read.
+            let window = page.room.map { $0 + 1 }
+            if let window { addSQL += " LIMIT \(window)" }
             let add = try db.prepare(addSQL, cached: predicate == nil)
             add.bind(all: [.int(from.sampleID)] + whereArgs + typeIDs.map { .int($0) })
-            var items: [(position: Int64, samples: [QuantitySample])] = []
-            while try add.step() { items.append((add.int64(25), [try decodeSample(add)])) }
-            var seriesFilter = "s.change_seq > ?"
-            if !typeIDs.isEmpty { seriesFilter += " AND s.type_id IN (\(typeList))" }
-            let hits = try seriesHits(db, filter, extra: seriesFilter, extraArgs: [.int(from.sampleID)] + typeIDs.map { .int($0) },
-                                      changedAfter: from.sampleID)
-            if !hits.isEmpty {
-                var bySeries: [Int64: (position: Int64, samples: [QuantitySample])] = [:]
-                for h in hits { bySeries[h.seriesID, default: (h.changeSeq, [])].samples.append(h.sample) }
-                items += bySeries.values
-                items.sort { $0.position < $1.position }
+            var rows: [(position: Int64, sample: QuantitySample)] = []
+            while try add.step() { rows.append((add.int64(25), try decodeSample(add))) }
+            let series = try seriesRows(db, filter, typeIDs: typeIDs, after: from.sampleID, limit: window)
+            // Positions up to the horizon are known from both lists; a cut list stops there.
+            var horizon = Int64.max
+            if let window, rows.count == window { horizon = rows[rows.count - 1].position }
+            if let window, series.count == window { horizon = min(horizon, series[series.count - 1].info.changeSeq) }
+            var (i, j) = (0, 0)
+            var last = from.sampleID
+            func cutBefore() -> ChangeSet {
+                ChangeSet(samples: page.samples, deleted: deleted,
+                          anchor: ChangeAnchor(storeID: meta.storeID, sampleID: last, tombstone: head.tombstone, cursor: held),
+                          hasMore: true)
             }
-            if let room, items.count > room {
-                let kept = items.prefix(room)
-                return ChangeSet(samples: kept.flatMap(\.samples), deleted: deleted,
-                                 anchor: ChangeAnchor(storeID: meta.storeID, sampleID: kept.last?.position ?? from.sampleID,
-                                                      tombstone: head.tombstone),
-                                 hasMore: true)
+            while i < rows.count || j < series.count {
+                let rowNext = j == series.count || (i < rows.count && rows[i].position < series[j].info.changeSeq)
+                let position = rowNext ? rows[i].position : series[j].info.changeSeq
+                if position > horizon { break }
+                if !rowNext, series[j].id == held?.seriesID {
+                    // The series continued above, at its position now: passed.
+                    held = nil
+                } else if page.isFull {
+                    return cutBefore()
+                } else if rowNext {
+                    page.samples.append(rows[i].sample)
+                } else {
+                    let reached = try page.add(series[j], chunksFrom: nil, range: QuantityRange(filter), self, db)
+                    if reached.cut {
+                        return ChangeSet(samples: page.samples, deleted: deleted,
+                                         anchor: ChangeAnchor(storeID: meta.storeID, sampleID: position - 1, tombstone: head.tombstone,
+                                                              cursor: reached.cursor),
+                                         hasMore: true)
+                    }
+                }
+                if rowNext { i += 1 } else { j += 1 }
+                last = position
             }
-            return ChangeSet(samples: items.flatMap(\.samples), deleted: deleted,
+            if horizon != Int64.max { return cutBefore() }
+            return ChangeSet(samples: page.samples, deleted: deleted,
                              anchor: ChangeAnchor(storeID: meta.storeID, sampleID: head.sample, tombstone: head.tombstone),
                              hasMore: false)
         }

@@ -50,7 +50,7 @@ extension HealthStore {
     /// sample ends later; `samples --limit N` decodes the chunks that hold the first N.
     ///
     /// Relies on the series row's and each chunk's `start`/`end` being the hull of every
-    /// quantity they hold (what ``seriesHits(_:_:extra:extraArgs:changedAfter:)`` relies on).
+    /// quantity they hold (what ``seriesHits(_:_:work:)`` relies on).
     func seriesHits(_ db: Connection, _ q: SampleQuery, limit: Int,
                     rows: [(sample: QuantitySample, id: Int64)], work: StatisticsWork? = nil) throws -> [SeriesHit] {
         let limit = max(0, limit)

@@ -43,6 +43,9 @@ package struct UplinkPusher: Sendable {
         package var remaining: Int64
     }
 
+    /// Items per server transaction unless told otherwise (see ``init(store:url:gateway:batchSize:logger:)``).
+    package static let defaultBatchSize = 5000
+
     package let store: HealthStore
     package let url: UplinkURL
     package let gateway: String
@@ -50,8 +53,9 @@ package struct UplinkPusher: Sendable {
     package let logger: Logger
 
     /// - Parameters:
-    ///   - batchSize: change-feed items per server transaction (a series counts as one item).
-    package init(store: HealthStore, url: UplinkURL, gateway: String, batchSize: Int = 2000,
+    ///   - batchSize: change-feed items per server transaction: each sample, series quantity and
+    ///     deletion counts one (a long series goes in pieces), so it also bounds the push's memory.
+    package init(store: HealthStore, url: UplinkURL, gateway: String, batchSize: Int = UplinkPusher.defaultBatchSize,
                  logger: Logger = Logger(label: "healthgate.uplink")) throws {
         guard !gateway.isEmpty, gateway.count <= 200, !gateway.contains(where: { $0.isNewline }) else {
             throw UplinkError("'\(gateway.prefix(40))' cannot name a gateway: use 1 to 200 characters on one line (the default is the host name).", .usage)
@@ -130,6 +134,23 @@ package struct UplinkPusher: Sendable {
         }
     }
 
+    /// One page of the change feed made ready to send: read from the store and laid out as the
+    /// server's column arrays, off the cooperative pool.
+    private struct Prepared: Sendable {
+        var page: ChangeSet
+        var batch: UplinkBatch
+    }
+
+    private func prepare(since anchor: ChangeAnchor?) async throws -> Prepared {
+        let (store, batchSize, gateway) = (self.store, self.batchSize, self.gateway)
+        return try await onOwnThread {
+            let page = try store.changes(since: anchor, limit: batchSize)
+            return Prepared(page: page, batch: UplinkBatch(page, gateway: gateway))
+        }
+    }
+
+    /// Sends batch after batch. While the server applies batch N, batch N+1 is read and laid
+    /// out (the two sides take turns otherwise); the read-ahead is dropped when N does not commit.
     private func send(on connection: PostgresConnection, storeID: String,
                       progress: (@Sendable (Progress) -> Void)?) async throws -> Report {
         var report = Report()
@@ -138,12 +159,17 @@ package struct UplinkPusher: Sendable {
         var fullSync = since == nil
         report.fullSync = fullSync
         let store = self.store
-        let batchSize = self.batchSize
+        var ahead: Task<Prepared, any Error>?
+        defer { ahead?.cancel() }
         while true {
-            let from = since
-            let page: ChangeSet
+            let prepared: Prepared
             do {
-                page = try await onOwnThread { try store.changes(since: from, limit: batchSize) }
+                if let next = ahead {
+                    ahead = nil
+                    prepared = try await next.value
+                } else {
+                    prepared = try await prepare(since: since)
+                }
             } catch let e as ChangeFeedError where e.requiresResync {
                 logger.warning("uplink: \(e); sending the whole store again to \(url.display) (\(gateway))")
                 since = nil
@@ -151,16 +177,23 @@ package struct UplinkPusher: Sendable {
                 report.fullSync = true
                 continue
             }
+            let page = prepared.page
             if page.isEmpty, !page.hasMore, page.anchor.description == serverAnchor, !fullSync {
                 report.anchor = page.anchor.description
                 try await persistLocally(page.anchor)
                 return report
             }
+            if page.hasMore {
+                let from = page.anchor
+                ahead = Task { try await self.prepare(since: from) }
+            }
             let expected = serverAnchor
             let clear = fullSync
-            let committed = try await bounded(connection) { try await commit(page, on: connection, expecting: expected, clearFirst: clear) }
+            let committed = try await bounded(connection) { try await commit(prepared.batch, anchor: page.anchor, on: connection, expecting: expected, clearFirst: clear) }
             if !committed {
                 // Another push of this gateway committed meanwhile: continue from what the server holds.
+                ahead?.cancel()
+                ahead = nil
                 logger.notice("uplink: another push of gateway \(gateway) moved the server's anchor; continuing from it")
                 serverAnchor = try await centralAnchor(connection, storeID: storeID)
                 since = try await usableAnchor(serverAnchor)
@@ -235,8 +268,7 @@ package struct UplinkPusher: Sendable {
 
     /// One server transaction: check the anchor it holds is the one this batch continues, apply
     /// the batch, move the anchor. Returns false (rolled back) when another push moved it.
-    private func commit(_ page: ChangeSet, on c: PostgresConnection, expecting: String?, clearFirst: Bool) async throws -> Bool {
-        let batch = UplinkBatch(page, gateway: gateway)
+    private func commit(_ batch: UplinkBatch, anchor: ChangeAnchor, on c: PostgresConnection, expecting: String?, clearFirst: Bool) async throws -> Bool {
         try await c.query("BEGIN", logger: logger)
         do {
             var current: String?? = .none
@@ -254,7 +286,7 @@ package struct UplinkPusher: Sendable {
             }
             try await batch.apply(on: c, logger: logger)
             try await c.query("""
-                UPDATE healthgate.gateways SET anchor = \(page.anchor.description), last_push = now() WHERE name = \(gateway)
+                UPDATE healthgate.gateways SET anchor = \(anchor.description), last_push = now() WHERE name = \(gateway)
                 """, logger: logger)
             try await c.query("COMMIT", logger: logger)
             return true

@@ -10,7 +10,7 @@ import Testing
         #expect(none.uplinkPostgres == nil)
         let minimal = try GatewayConfig.parse("[uplink.postgres]\nurl = \"postgres://pi@fleet/health\"\n", file: "t.toml")
         #expect(minimal.uplinkPostgres == GatewayConfig.UplinkPostgres(url: "postgres://pi@fleet/health"))
-        #expect(minimal.uplinkPostgres?.gateway == nil && minimal.uplinkPostgres?.batchSize == 2000)
+        #expect(minimal.uplinkPostgres?.gateway == nil && minimal.uplinkPostgres?.batchSize == 5000)
         let full = try GatewayConfig.parse("""
             [uplink.postgres]
             url = "postgres://pi@fleet/health"

@@ -101,12 +101,13 @@ struct UplinkPushTests {
         let hr = UUID.timeOrdered()
         try await offThread {
             _ = try store.save(try Self.steps(1200))
-            _ = try store.save(try Self.series(hr, 0..<250))
+            _ = try store.save(try Self.series(hr, 0..<1000))
         }
         let pusher = try Self.pusher(store, cluster, db, batch: 300)
         let first = try await pusher.push()
         #expect(first.fullSync)
-        #expect(first.samples == 1200 && first.quantities == 250 && first.batches >= 4)
+        // Every quantity counts toward the batch: the series went in pieces, not as one batch.
+        #expect(first.samples == 1200 && first.quantities == 1000 && first.batches >= 8)
         try await Self.expectEqual(store, cluster, db, gateway: "g1")
 
         // Nothing new: nothing sent, the anchor stays.
@@ -117,14 +118,14 @@ struct UplinkPushTests {
         // The series grows (its last chunk is sent again whole) and more samples arrive: each
         // quantity lands once.
         try await offThread {
-            _ = try store.save(try Self.series(hr, 250..<420))
+            _ = try store.save(try Self.series(hr, 1000..<1170))
             _ = try store.save(try Self.steps(30, from: 1200))
         }
         let grown = try await pusher.push()
         #expect(grown.samples == 30 && grown.quantities >= 170 && !grown.fullSync)
         try await Self.expectEqual(store, cluster, db, gateway: "g1")
         let counts = try await offThread { try cluster.psql(db, "SELECT count(*) FROM healthgate.series_quantities WHERE uuid = '\(hr.uuidString.lowercased())'") }
-        #expect(counts == ["420"])
+        #expect(counts == ["1170"])
         // Reference rows went first; the anchor is on the server and in the store.
         let refs = try await offThread {
             try cluster.psql(db, "SELECT (SELECT count(*) FROM healthgate.devices WHERE gateway = 'g1'), (SELECT count(*) FROM healthgate.types), (SELECT anchor FROM healthgate.gateways WHERE name = 'g1')")

@@ -14,7 +14,7 @@ struct SeriesHit {
 }
 
 extension HealthStore {
-    /// The columns of a series row with its source and device, as ``seriesHits(_:_:where:args:range:)``
+    /// The columns of a series row with its source and device, as ``seriesHits(_:_:work:)`` and the change feed
     /// reads them.
     static let seriesSelectSQL = """
         SELECT s.id, s.uuid, s.type_id, src.name, src.identifier, src.version,
@@ -23,33 +23,15 @@ extension HealthStore {
         FROM series s JOIN sources src ON src.id = s.source_id LEFT JOIN devices d ON d.id = s.device_id
         """
 
-    /// The series quantities `q` selects (its sort and limit not applied), lock held. `extra`
-    /// adds conditions on the series row (`s.…`) with their arguments; `changedAfter` keeps only
-    /// the chunks written after that change-feed position (the change feed's growth). `work`
+    /// The series quantities `q` selects (its sort and limit not applied), lock held. `work`
     /// counts the chunks decoded (tests).
-    func seriesHits(_ db: Connection, _ q: SampleQuery, extra: String? = nil, extraArgs: [SQLValue] = [],
-                    changedAfter: Int64? = nil, work: StatisticsWork? = nil) throws -> [SeriesHit] {
-        var filter = q
-        filter.start = nil; filter.end = nil; filter.strictStartDate = false; filter.strictEndDate = false
-        let (whereSQL, args) = try whereClause(filter)
-        var sql = "\(Self.seriesSelectSQL) WHERE \(whereSQL)"
-        var allArgs = args
-        // Series and chunks hold the earliest start and the latest end of their quantities:
-        // a loose overlap test here, the exact predicate per quantity below.
-        if let e = q.end { sql += " AND s.start < ?"; allArgs.append(.double(e.timeIntervalSince1970)) }
-        if let b = q.start { sql += " AND s.\"end\" >= ?"; allArgs.append(.double(b.timeIntervalSince1970)) }
-        if let extra { sql += " AND \(extra)"; allArgs += extraArgs }
-        sql += " ORDER BY s.id"
-        let st = try db.prepare(sql, cached: false)
-        st.bind(all: allArgs)
-        var rows: [(id: Int64, info: SeriesRowInfo)] = []
-        while try st.step() { rows.append((st.int64(0), try seriesRowInfo(st))) }
+    func seriesHits(_ db: Connection, _ q: SampleQuery, work: StatisticsWork? = nil) throws -> [SeriesHit] {
+        let rows = try seriesRows(db, q)
         guard !rows.isEmpty else { return [] }
         var chunkSQL = "SELECT first_index, data FROM series_chunks WHERE series_id = ?"
         var chunkArgs: [SQLValue] = []
         if let e = q.end { chunkSQL += " AND start < ?"; chunkArgs.append(.double(e.timeIntervalSince1970)) }
         if let b = q.start { chunkSQL += " AND \"end\" >= ?"; chunkArgs.append(.double(b.timeIntervalSince1970)) }
-        if let c = changedAfter { chunkSQL += " AND change_seq > ?"; chunkArgs.append(.int(c)) }
         chunkSQL += " ORDER BY seq"
         let chunks = try db.prepare(chunkSQL)
         let range = QuantityRange(q)

@@ -53,8 +53,8 @@ struct UplinkPushCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("This gateway's name on the server (default: the host name).", valueName: "name"))
     var gateway: String?
 
-    @Option(help: ArgumentHelp("Changes per server transaction (a series counts as one).", valueName: "n"))
-    var batchSize = 2000
+    @Option(help: ArgumentHelp("Changes per server transaction: samples, series quantities and deletions each count one, so this also bounds the push's memory.", valueName: "n"))
+    var batchSize = UplinkPusher.defaultBatchSize
 
     @Flag(help: "Print the result as JSON.")
     var json = false
