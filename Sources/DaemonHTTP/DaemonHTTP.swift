@@ -28,29 +28,22 @@ package final class DaemonHTTP: Sendable {
     }
 
     /// Prepares the server for `settings` over `store`, fed by `daemon`.
-    /// - Throws: ``SetupError`` (a configuration error: exit 78) for a bad address, a
-    ///   non-loopback plain listen without `allow_plain_http`, unreadable TLS files.
+    /// - Throws: ``SetupError`` (a configuration error: exit 78) for settings that break a
+    ///   serving rule (``HTTPAPI/ServingSettings``): a bad address, a non-loopback plain listen
+    ///   without `allow_plain_http`, unreadable or unusable TLS files, bounds.
     package init(settings: GatewayConfig.HTTP, file: String, store: HealthStore, daemon: GatewayDaemon, logger: Logger) throws {
-        let address: ListenAddress
-        do { address = try ListenAddress(parsing: settings.listen) } catch {
-            throw SetupError(description: "\(file): [http] listen = \"\(settings.listen)\" is not HOST:PORT: use e.g. \"127.0.0.1:8080\", \"[::1]:8080\" or \"0.0.0.0:8443\" (port 0 picks a free one).")
-        }
-        var tls: APIServer.TLSFiles?
-        if let certificate = settings.certificate, let key = settings.key {
-            tls = APIServer.TLSFiles(certificate: certificate, key: key)
-        }
-        if !address.isLoopback, tls == nil {
-            guard settings.allowPlainHTTP else {
-                throw SetupError(description: "\(file): [http] listen = \"\(settings.listen)\" is reachable from other machines, and without TLS tokens and health data would cross the network in clear text: set certificate and key (PEM files), or allow_plain_http = true for a trusted LAN, or listen on 127.0.0.1.")
-            }
-            logger.warning("serving plain HTTP on \(address): tokens and health data cross the network unencrypted (allow_plain_http = true in \(file))")
-        }
+        var serving = ServingSettings()
+        serving.listen = settings.listen
+        serving.certificate = settings.certificate
+        serving.key = settings.key
+        serving.allowPlainHTTP = settings.allowPlainHTTP
+        serving.maxBodyBytes = settings.maxBodyBytes ?? serving.maxBodyBytes
+        serving.liveClientBuffer = settings.liveClientBuffer ?? serving.liveClientBuffer
         board = DeviceBoard(daemon: daemon)
         do {
-            server = try APIServer(store: store, listen: address, maxBodyBytes: settings.maxBodyBytes ?? APIServer.maxBodyBytes,
-                                   liveClientBuffer: settings.liveClientBuffer ?? 4_096, tls: tls, status: board, logger: logger)
-        } catch let e as APIServer.TLSError {
-            throw SetupError(description: "\(file): [http] \(e)")
+            server = try serving.server(store: store, status: board, names: .table, logger: logger)
+        } catch {
+            throw SetupError(description: "\(file): \(error.description)")
         }
         let (live, metrics) = (server.live, server.metrics)
         board.onDeviceEvent = { live.publish(device: $0) }

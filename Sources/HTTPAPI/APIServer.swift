@@ -61,6 +61,8 @@ package struct ListenAddressError: Error, CustomStringConvertible {
 package final class APIServer: Sendable {
     /// The default largest request body: 8 MiB (about 30,000 samples).
     package static let maxBodyBytes = 8 << 20
+    /// The default of how many events a `/v1/live` client may have waiting.
+    package static let defaultLiveClientBuffer = 4_096
 
     package let storePath: String
     let queue: StoreQueue
@@ -101,7 +103,7 @@ package final class APIServer: Sendable {
     /// counters (`/v1/devices`, `/metrics`).
     /// - Throws: ``TLSError`` for unreadable or invalid TLS files.
     package init(store: HealthStore, listen: ListenAddress, maxBodyBytes: Int = APIServer.maxBodyBytes,
-                 liveClientBuffer: Int = 4_096, tls: TLSFiles? = nil, status: (any DaemonStatus)? = nil, logger: Logger) throws {
+                 liveClientBuffer: Int = APIServer.defaultLiveClientBuffer, tls: TLSFiles? = nil, status: (any DaemonStatus)? = nil, logger: Logger) throws {
         storePath = store.path
         self.status = status
         if let tls {

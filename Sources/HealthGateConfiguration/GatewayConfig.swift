@@ -107,7 +107,8 @@ package struct GatewayConfig: Sendable, Equatable {
     package struct HTTP: Sendable, Equatable {
         /// `HOST:PORT` (`listen`, default loopback port 8080); checked when `run` starts serving.
         package var listen = "127.0.0.1:8080"
-        /// PEM certificate chain and private key files (`certificate`, `key`): both for TLS, or neither.
+        /// PEM certificate chain and private key files (`certificate`, `key`): both for TLS, or
+        /// neither (checked with the other serving rules when `run` starts serving).
         package var certificate: String?
         package var key: String?
         /// `allow_plain_http`: a non-loopback address without TLS must say so.
@@ -425,16 +426,14 @@ private struct Parser {
             h.listen = try string(t, "listen", at: place) ?? h.listen
             h.certificate = try string(t, "certificate", at: place)
             h.key = try string(t, "key", at: place)
-            if (h.certificate == nil) != (h.key == nil) {
-                throw fail(Place(table: "http", key: h.certificate == nil ? "certificate" : "key"),
-                           "TLS needs both 'certificate' and 'key' (PEM files); give both, or neither for plain HTTP")
-            }
+            // The serving rules (a TLS pair, bounds, plain HTTP off loopback) are HTTPAPI's
+            // ServingSettings, checked when `run` starts serving — the same rules as `serve`'s flags.
             if let b = t["allow_plain_http"] {
                 guard let flag = b.bool else { throw fail(Place(table: "http", key: "allow_plain_http"), "expected true or false") }
                 h.allowPlainHTTP = flag
             }
-            h.maxBodyBytes = try int(t, "max_body_bytes", at: place, range: 1024...(1 << 30))
-            h.liveClientBuffer = try int(t, "live_client_buffer", at: place, range: 16...1_000_000)
+            h.maxBodyBytes = try int(t, "max_body_bytes", at: place, range: 1...Int.max)
+            h.liveClientBuffer = try int(t, "live_client_buffer", at: place, range: 1...Int.max)
             c.http = h
         }
 

@@ -245,6 +245,10 @@ struct RunServesTests {
         #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
         try "[http]\ncertificate = \"/nonexistent.pem\"\n".write(toFile: file, atomically: true, encoding: .utf8)
         let half = try await CLI.run(["run", "--config", file, "--db", db.path])
-        #expect(half.status == 78 && half.stderr.contains("both 'certificate' and 'key'"), "\(half.stderr)")
+        #expect(half.status == 78 && half.stderr.contains("[http] certificate and [http] key go together"), "\(half.stderr)")
+        // The bounds are serve's: one rule set, named as the file spells it.
+        try "[http]\nmax_body_bytes = 100\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let small = try await CLI.run(["run", "--config", file, "--db", db.path])
+        #expect(small.status == 78 && small.stderr.contains("run.toml: [http] max_body_bytes 100 is outside 1024"), "\(small.stderr)")
     }
 }

@@ -51,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Events a /v1/live client may have waiting before its stream is closed (it resumes with Last-Event-ID).",
                                valueName: "events"))
-    var liveClientBuffer = 4_096
+    var liveClientBuffer = APIServer.defaultLiveClientBuffer
 
     func run() async throws {
         let server = try setUp()
@@ -76,41 +76,17 @@ struct ServeCommand: AsyncParsableCommand {
 
     private func setUp() throws -> APIServer {
         try reporting {
-            let address: ListenAddress
-            do { address = try ListenAddress(parsing: listen) } catch { throw CLIFailure("\(error)", code: .usage) }
-            guard maxBodyBytes >= 1024 else {
-                throw CLIFailure("--max-body-bytes \(maxBodyBytes) is too small for a sample: use 1024 or more (default \(APIServer.maxBodyBytes)).", code: .usage)
-            }
-            guard (16...1_000_000).contains(liveClientBuffer) else {
-                throw CLIFailure("--live-client-buffer \(liveClientBuffer) is outside 16…1,000,000 events: use e.g. the default, 4096.", code: .usage)
-            }
-            var tls: APIServer.TLSFiles?
-            switch (certificate, key) {
-            case (nil, nil): tls = nil
-            case let (certificate?, key?):
-                for (option, path) in [("--certificate", certificate), ("--key", key)] where !FileManager.default.isReadableFile(atPath: path) {
-                    throw CLIFailure("\(option) \(path) cannot be read: give the path of a readable PEM file.", code: .noInput)
-                }
-                tls = APIServer.TLSFiles(certificate: certificate, key: key)
-            default:
-                throw CLIFailure("--certificate and --key go together: give both PEM files to serve HTTPS, or neither for plain HTTP.", code: .usage)
-            }
+            var settings = ServingSettings()
+            settings.listen = listen
+            settings.certificate = certificate
+            settings.key = key
+            settings.allowPlainHTTP = allowPlainHttp
+            settings.maxBodyBytes = maxBodyBytes
+            settings.liveClientBuffer = liveClientBuffer
             var logger = Logger(label: "healthgate.http") { StreamLogHandler.standardError(label: $0) }
             logger.logLevel = .notice
-            if !address.isLoopback, tls == nil {
-                guard allowPlainHttp else {
-                    throw CLIFailure("--listen \(address) is reachable from other machines, and without TLS tokens and health data would cross the network in clear text: give --certificate and --key to serve HTTPS, or add --allow-plain-http to accept that (e.g. on a trusted LAN), or listen on 127.0.0.1.",
-                                     code: .usage)
-                }
-                logger.warning("serving plain HTTP on \(address): tokens and health data cross the network unencrypted (--allow-plain-http)")
-            }
             // Opened for writing: POST and DELETE write, and a new store is created and migrated.
-            do {
-                return try APIServer(store: store.open(), listen: address, maxBodyBytes: maxBodyBytes,
-                                     liveClientBuffer: liveClientBuffer, tls: tls, logger: logger)
-            } catch let e as APIServer.TLSError {
-                throw CLIFailure("\(e)", code: .dataError)
-            }
+            return try settings.server(store: store.open(), names: .flags, logger: logger)
         }
     }
 }
