@@ -110,10 +110,19 @@ let package = Package(
         // The PostgreSQL fleet uplink (issue 14, docs/uplink.md): the central schema and its migrations,
         // store-and-forward of the change feed with the anchor persisted after the server's commit.
         .target(name: "Uplink",
-                dependencies: ["HealthModel", "HealthStore", "Sysexits", "Platform",
+                dependencies: ["HealthModel", "HealthStore", "HealthGateConfiguration", "Sysexits", "Platform",
                                .product(name: "PostgresNIO", package: "postgres-nio"),
                                .product(name: "NIOCore", package: "swift-nio"),
                                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                               .product(name: "Logging", package: "swift-log")]),
+
+        // Debian's libmosquitto (libmosquitto-dev), the MQTT client library of the broker project.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+
+        // The MQTT publisher for Home Assistant (issue 14, docs/mqtt.md): committed samples and device
+        // states under healthgate/<gateway>/<device>/…, discovery configs, availability and a will.
+        .target(name: "MQTTUplink",
+                dependencies: ["CMosquitto", "Gateway", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest", "Sysexits",
                                .product(name: "Logging", package: "swift-log")]),
 
         // A throwaway PostgreSQL cluster (initdb + pg_ctl from Debian's packages) for the uplink's
@@ -144,7 +153,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "DaemonHTTP", "SampleImport", "Uplink",
+                "AccessTokens", "HTTPAPI", "DaemonHTTP", "SampleImport", "Uplink", "MQTTUplink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -168,7 +177,7 @@ let package = Package(
 
         // Tests: one target per module (Swift Testing, one file per feature).
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
-        .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform"]),
+        .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform", "ChildProcess"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "ModuleExitCodes", "HealthGateTesting", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),

@@ -55,3 +55,15 @@ if [ ${#uplink_missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${uplink_missing[@]}" >/dev/null
 fi
+
+# ---- MQTT uplink (issue 14, Tests/UplinkTests/MQTTTests): libmosquitto to build against (the
+# CMosquitto system library), and the broker and its independent client for the tests, which
+# start a throwaway mosquitto on a loopback port; the package's own service is not needed.
+mqtt_need=(libmosquitto-dev mosquitto mosquitto-clients)
+mqtt_missing=()
+for p in "${mqtt_need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || mqtt_missing+=("$p"); done
+if [ ${#mqtt_missing[@]} -gt 0 ]; then
+  echo "setup: installing ${mqtt_missing[*]} (MQTT uplink)"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${mqtt_missing[@]}" >/dev/null
+fi

@@ -95,7 +95,19 @@ package final class WatchedChild {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         started = now
-        let rc = posix_spawnp(&pid, arguments[0], &actions, nil, argv, envp)
+        // A child starts with every signal at its default action and none blocked: dispositions
+        // set to "ignore" and the spawning thread's mask are inherited otherwise, and a test
+        // runner that ignores SIGTERM (as `run`'s signal trap does) made its children unstoppable.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let rc = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
         guard rc == 0 else { throw Failure(description: "cannot start \(arguments[0]): \(String(cString: strerror(rc)))") }
         self.pid = pid
     }

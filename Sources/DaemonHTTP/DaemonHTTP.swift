@@ -7,6 +7,7 @@ import HealthStore
 import Ingest
 import Logging
 import Synchronization
+import Sysexits
 
 /// `healthgate run` serving the HTTP API (its configuration's `[http]` table; docs/http-api.md,
 /// "Serving from run"): the same ``HTTPAPI/APIServer`` as `serve`, woken by the pipeline's commit
@@ -20,11 +21,11 @@ package final class DaemonHTTP: Sendable {
     private let listening = DispatchSemaphore(value: 0)
 
     /// Why the `[http]` table cannot be served.
-    package struct SetupError: Error, CustomStringConvertible {
+    package struct SetupError: Error, CustomStringConvertible, SysexitConvertible {
         /// The sentence.
         package let description: String
         /// Its sysexits code: 78 a configuration error, 69 the address cannot be bound.
-        package var code: Int32 = 78
+        package var sysexit: Sysexit = .config
     }
 
     /// Prepares the server for `settings` over `store`, fed by `daemon`.
@@ -82,13 +83,13 @@ package final class DaemonHTTP: Sendable {
 
     /// Sets up and starts the server for `run` (``init(settings:file:store:daemon:logger:)``,
     /// ``start()``), logging where it listens.
-    /// - Throws: ``SetupError`` with ``SetupError/code`` 78 (configuration) or 69 (cannot listen).
+    /// - Throws: ``SetupError`` with ``SetupError/sysexit`` 78 (configuration) or 69 (cannot listen).
     package static func serve(_ settings: GatewayConfig.HTTP, file: String, store: HealthStore, daemon: GatewayDaemon,
                               logger: Logger) throws -> DaemonHTTP {
         let http = try DaemonHTTP(settings: settings, file: file, store: store, daemon: daemon, logger: logger)
         let bound: ListenAddress
         do { bound = try http.start() } catch {
-            throw SetupError(description: "the HTTP API could not listen on \(settings.listen) (\(error)); another program may use the port: choose another [http] listen in \(file).", code: 69)
+            throw SetupError(description: "the HTTP API could not listen on \(settings.listen) (\(error)); another program may use the port: choose another [http] listen in \(file).", sysexit: .unavailable)
         }
         logger.notice("healthgate run: serving the HTTP API on \(http.server.scheme)://\(bound)")
         return http

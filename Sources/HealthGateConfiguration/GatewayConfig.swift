@@ -119,6 +119,21 @@ package struct GatewayConfig: Sendable, Equatable {
         package init() {}
     }
 
+    /// The MQTT publisher `run` keeps going for Home Assistant (`[uplink.mqtt]`; docs/mqtt.md).
+    package struct UplinkMQTT: Sendable, Equatable {
+        /// `url`: `mqtt://[user[:password]@]host[:1883]` or `mqtts://…[:8883]` (checked when `run` starts it).
+        package var url: String
+        /// `gateway`: this gateway's name in topics and discovery (nil: the host name).
+        package var gateway: String?
+        /// `topic_prefix`: the first topic level (`healthgate/<gateway>/<device>/…`).
+        package var topicPrefix = "healthgate"
+        /// `discovery_prefix`: Home Assistant's discovery prefix; "" turns discovery off.
+        package var discoveryPrefix = "homeassistant"
+        /// `ca_file`: PEM CA certificates for `mqtts://` (nil: the system's, /etc/ssl/certs).
+        package var caFile: String?
+        package init(url: String) { self.url = url }
+    }
+
     /// The PostgreSQL fleet uplink `run` keeps going (`[uplink.postgres]`; docs/uplink.md).
     package struct UplinkPostgres: Sendable, Equatable {
         /// `url`: the server, libpq style (checked when `run` starts the uplink).
@@ -141,6 +156,8 @@ package struct GatewayConfig: Sendable, Equatable {
     package var file: String
     /// The PostgreSQL uplink (`[uplink.postgres]`), or nil: none.
     package var uplinkPostgres: UplinkPostgres?
+    /// The MQTT publisher (`[uplink.mqtt]`), or nil: none.
+    package var uplinkMQTT: UplinkMQTT?
     /// The HTTP API to serve (`[http]`), or nil: none.
     package var http: HTTP?
     /// Database path; nil means the CLI default (`--db`, `$HEALTHGATE_DB`, XDG).
@@ -439,8 +456,26 @@ private struct Parser {
 
         if let v = root["uplink"] {
             guard let t = v.table else { throw fail(Place(key: "uplink"), "expected an [uplink.postgres] table") }
-            for k in t.keys where k != "postgres" {
-                throw fail(Place(table: "uplink.\(k)"), "unknown uplink; known: [uplink.postgres] (docs/uplink.md)")
+            for k in t.keys where k != "postgres" && k != "mqtt" {
+                throw fail(Place(table: "uplink.\(k)"), "unknown uplink; known: [uplink.postgres] (docs/uplink.md), [uplink.mqtt] (docs/mqtt.md)")
+            }
+            if let mv = t["mqtt"] {
+                let place = Place(table: "uplink.mqtt")
+                guard let mt = mv.table else { throw fail(Place(table: "uplink", key: "mqtt"), "expected an [uplink.mqtt] table") }
+                try checkKeys(mt, allowed: ["url", "gateway", "topic_prefix", "discovery_prefix", "ca_file"], at: place)
+                guard let url = try string(mt, "url", at: place) else {
+                    throw fail(place, "needs url = \"mqtt://HOST:1883\" (the MQTT broker; mqtts:// for TLS)")
+                }
+                var m = GatewayConfig.UplinkMQTT(url: url)
+                m.gateway = try string(mt, "gateway", at: place)
+                m.topicPrefix = try string(mt, "topic_prefix", at: place) ?? m.topicPrefix
+                m.discoveryPrefix = try string(mt, "discovery_prefix", at: place) ?? m.discoveryPrefix
+                m.caFile = try string(mt, "ca_file", at: place)
+                for (key, value) in [("gateway", m.gateway ?? "x"), ("topic_prefix", m.topicPrefix)]
+                where value.isEmpty || value.count > 100 || value.contains(where: { "+#/\0".contains($0) || $0.isNewline }) {
+                    throw fail(Place(table: "uplink.mqtt", key: key), "a topic level has 1 to 100 characters and no '/', '+' or '#'")
+                }
+                c.uplinkMQTT = m
             }
             if let pv = t["postgres"] {
                 let place = Place(table: "uplink.postgres")

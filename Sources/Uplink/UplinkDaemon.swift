@@ -1,8 +1,10 @@
 import Foundation
+import HealthGateConfiguration
 import HealthStore
 import Logging
 import Platform
 import PostgresNIO
+import Sysexits
 import Synchronization
 
 /// The uplink inside `healthgate run` (`[uplink.postgres]`): a task that pushes the store's
@@ -26,6 +28,19 @@ package final class UplinkDaemon: Sendable {
             self.interval = interval
             self.backoff = backoff
             self.maxBackoff = maxBackoff
+        }
+
+        /// The settings of a configuration file's `[uplink.postgres]` table (`file` names it in
+        /// the error).
+        /// - Throws: ``UplinkError`` (78, a configuration error) for a `url` that is not one.
+        package init(_ table: GatewayConfig.UplinkPostgres, file: String) throws {
+            let url: UplinkURL
+            do { url = try UplinkURL(table.url) } catch {
+                throw UplinkError("\(file): [uplink.postgres] url: \(error)", .config)
+            }
+            self.init(url: url, gateway: table.gateway ?? UplinkPusher.defaultGatewayName(), batchSize: table.batchSize,
+                      interval: .milliseconds(table.intervalMilliseconds), backoff: .milliseconds(table.retryBackoffMilliseconds),
+                      maxBackoff: .milliseconds(table.retryMaxBackoffMilliseconds))
         }
     }
 

@@ -7,6 +7,7 @@ import HealthModel
 import HealthStore
 import Ingest
 import Logging
+import MQTTUplink
 import Systemd
 import Uplink
 
@@ -79,25 +80,18 @@ struct RunCommand: ParsableCommand {
         }
         let daemon = try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger)
         // The HTTP API when the file has an [http] table (docs/http-api.md, "Serving from run").
-        let http: DaemonHTTP?
-        do { http = try cfg.http.map { try DaemonHTTP.serve($0, file: config, store: db, daemon: daemon, logger: logger) } } catch let e as DaemonHTTP.SetupError {
-            throw CLIFailure("\(e)", code: e.code == 69 ? .unavailable : .config)
-        }
+        let http = try cfg.http.map { try DaemonHTTP.serve($0, file: config, store: db, daemon: daemon, logger: logger) }
         defer { http?.stop() }
         // The PostgreSQL uplink when the file has [uplink.postgres] (docs/uplink.md).
-        let uplink = try cfg.uplinkPostgres.map { c -> UplinkDaemon in
-            let url: UplinkURL
-            do { url = try UplinkURL(c.url) } catch let e as UplinkError {
-                throw CLIFailure("configuration error: \(config): [uplink.postgres] url: \(e.message)", code: .config)
-            }
-            return try UplinkDaemon(settings: .init(url: url, gateway: c.gateway ?? UplinkPusher.defaultGatewayName(), batchSize: c.batchSize,
-                                                    interval: .milliseconds(c.intervalMilliseconds),
-                                                    backoff: .milliseconds(c.retryBackoffMilliseconds),
-                                                    maxBackoff: .milliseconds(c.retryMaxBackoffMilliseconds)),
-                                    storePath: path, logger: logger)
-        }
+        let uplink = try cfg.uplinkPostgres.map { try UplinkDaemon(settings: .init($0, file: config), storePath: path, logger: logger) }
         uplink?.start()
         defer { uplink?.stop() }
+        // Home Assistant over MQTT when the file has [uplink.mqtt] (docs/mqtt.md).
+        let mqtt = try cfg.uplinkMQTT.map {
+            try HomeAssistantPublisher(settings: .init($0, file: config), storePath: path, daemon: daemon, logger: logger)
+        }
+        mqtt?.start()
+        defer { mqtt?.stop() }
         logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
         let final = try daemon.run()
         if final.abandoned > 0 {

@@ -1,0 +1,144 @@
+import ChildProcess
+import Foundation
+import HealthGateTesting
+import HealthModel
+import HealthStore
+import Testing
+
+/// `healthgate run` with `[uplink.mqtt]` against a real broker (Debian's mosquitto, started by
+/// the test) and an independent client (`mosquitto_sub`): Home Assistant discovery, values equal
+/// to the store, a broker restart, retained availability on a clean stop and by the last will.
+@Suite(.serialized) struct MQTTTests {
+    typealias Message = (topic: String, payload: String)
+
+    /// `healthgate simulate` (two straps, one pedometer) and `healthgate run` on its
+    /// configuration plus `[uplink.mqtt]` for `broker`, as gateway `pi1`.
+    static func simulateAndRun(_ broker: ScratchMosquitto, dir: String, db: String) throws -> (sim: WatchedChild, run: WatchedChild) {
+        let exe = try #require(HealthGateExecutable.url).path
+        let sim = try WatchedChild([exe, "simulate", "--straps", "2", "--pedometers", "1", "--rate", "4", "--dir", dir + "/s",
+                                    "--config-out", dir + "/sim.toml"], stderr: .file(dir + "/sim.log"))
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: dir + "/sim.toml") { usleep(100_000) }
+        usleep(300_000)   // the file is written whole before the simulator listens: give it a moment
+        let config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
+            + "\n[uplink.mqtt]\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\ngateway = \"pi1\"\n"
+        try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
+        let run = try WatchedChild([exe, "run", "--config", dir + "/run.toml", "--db", db], stderr: .file(dir + "/run.log"))
+        return (sim, run)
+    }
+
+    static func heartRateTopics(_ m: [Message]) -> [String: [String]] {
+        Dictionary(grouping: m.filter { $0.topic.hasSuffix("/heart_rate") }, by: \.topic).mapValues { $0.map(\.payload) }
+    }
+
+    static func slug(_ s: String) -> String {
+        String(s.map { c -> Character in c.isASCII && (c.isLetter || c.isNumber || c == "-" || c == "_") ? c : "_" })
+    }
+
+    /// The retained messages on `topics` now, read by a fresh `mosquitto_sub --retained-only`.
+    static func retained(_ broker: ScratchMosquitto, _ topics: [String]) throws -> [Message] {
+        let sub = try broker.subscribe(topics, retainedOnly: true)
+        try sub.finish()
+        return sub.messages
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let dir = NSTemporaryDirectory() + "hg-mqtt-test-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    @Test("discovery configs and every committed value reach an independent subscriber, equal to the store; a clean stop leaves a retained 'offline'")
+    func valuesEqualTheStore() throws {
+        let broker = try ScratchMosquitto()
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sub = try broker.subscribe(["healthgate/#", "homeassistant/#"])
+        usleep(300_000)   // subscribed before the gateway publishes anything
+        let (sim, run) = try Self.simulateAndRun(broker, dir: dir, db: dir + "/h.sqlite")
+        defer { sim.kill(); run.kill() }
+        let flowing = sub.wait(seconds: 90) { m in
+            let hr = Self.heartRateTopics(m)
+            return hr.count == 2 && hr.values.allSatisfy { $0.count >= 8 } && m.contains { $0.topic.hasSuffix("/steps_today") }
+        }
+        #expect(flowing, "\((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? "")")
+        run.signal(SIGTERM)
+        #expect(try run.wait(timeout: 60) == 0)
+        #expect(sub.wait(seconds: 10) { $0.last { $0.topic == "healthgate/pi1/status" }?.payload == "offline" })
+        try sub.finish()
+        let messages = sub.messages
+
+        // Every committed heart-rate sample was published once, with the store's value.
+        let store = try HealthStore(path: dir + "/h.sqlite", mode: .readOnly)
+        let stored = Dictionary(grouping: try store.samples(SampleQuery(type: .heartRate)), by: { $0.device?.localIdentifier ?? "?" })
+        #expect(stored.count == 2)
+        let published = Self.heartRateTopics(messages)
+        for (local, samples) in stored {
+            let topic = "healthgate/pi1/\(Self.slug(local))/heart_rate"
+            let values = samples.map { String(Int64($0.quantity.value)) }
+            #expect(published[topic]?.sorted() == values.sorted(), "\(topic): \(published[topic]?.count ?? 0) published, \(values.count) stored")
+        }
+        // Steps today: the last value equals the store's count for the pedometer today.
+        let steps = try store.samples(SampleQuery(type: .stepCount, start: Calendar.current.startOfDay(for: Date())))
+        let pedometer = try #require(steps.first?.device?.localIdentifier)
+        let lastToday = messages.last { $0.topic == "healthgate/pi1/\(Self.slug(pedometer))/steps_today" }?.payload
+        #expect(lastToday == String(Int64(steps.reduce(0) { $0 + $1.quantity.value })))
+
+        // Home Assistant discovery: a device per strap with its sensors pointing at the topics.
+        let strap = try #require(stored.keys.first)
+        let id = "healthgate_pi1_\(Self.slug(strap))"
+        let config = try #require(messages.first { $0.topic == "homeassistant/sensor/\(id)_heart_rate/config" })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(config.payload.utf8)) as? [String: Any])
+        #expect(object["state_topic"] as? String == "healthgate/pi1/\(Self.slug(strap))/heart_rate")
+        #expect(object["unit_of_measurement"] as? String == "bpm")
+        #expect((object["device"] as? [String: Any])?["identifiers"] as? [String] == [id])
+        let availability = (object["availability"] as? [[String: Any]])?.compactMap { $0["topic"] as? String } ?? []
+        #expect(availability.contains("healthgate/pi1/status"))
+        #expect(messages.contains { $0.topic == "homeassistant/sensor/healthgate_pi1_\(Self.slug(pedometer))_steps_today/config" })
+        #expect(messages.contains { $0.topic == "homeassistant/binary_sensor/\(id)_contact/config" })
+
+        // What a client that connects later sees: the gateway offline, the discovery configs.
+        let later = try Self.retained(broker, ["healthgate/#", "homeassistant/#"])
+        #expect(later.contains { $0.topic == "healthgate/pi1/status" && $0.payload == "offline" })
+        #expect(later.contains { $0.topic == "homeassistant/sensor/\(id)_heart_rate/config" })
+        sim.signal(SIGTERM)
+    }
+
+    @Test("a broker restart: the gateway reconnects and publishes discovery, availability and values again; SIGKILL leaves the will's retained 'offline'")
+    func brokerRestartAndWill() throws {
+        let broker = try ScratchMosquitto()
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (sim, run) = try Self.simulateAndRun(broker, dir: dir, db: dir + "/h.sqlite")
+        defer { sim.kill(); run.kill() }
+        let first = try broker.subscribe(["healthgate/#"])
+        #expect(first.wait(seconds: 90) { Self.heartRateTopics($0).count == 2 })
+        try first.finish()
+
+        // The broker goes away (and, without persistence, forgets every retained message).
+        try broker.stop()
+        usleep(1_500_000)
+        try broker.start()
+        var again: [Message] = []
+        for _ in 0..<40 {
+            again = try Self.retained(broker, ["healthgate/#", "homeassistant/#"])
+            if again.contains(where: { $0.topic == "healthgate/pi1/status" && $0.payload == "online" }),
+               again.contains(where: { $0.topic.hasSuffix("_heart_rate/config") }) { break }
+        }
+        #expect(again.contains { $0.topic == "healthgate/pi1/status" && $0.payload == "online" }, "\(again)")
+        #expect(again.filter { $0.topic.hasSuffix("_heart_rate/config") }.count == 2, "\(again)")
+        #expect(again.filter { $0.topic.hasSuffix("/available") && $0.payload == "online" }.count == 3, "\(again)")
+        let after = try broker.subscribe(["healthgate/#"])
+        #expect(after.wait(seconds: 30) { Self.heartRateTopics($0).count == 2 })
+        try after.finish()
+
+        // No clean stop: the broker publishes the will.
+        run.kill()
+        var last: [Message] = []
+        for _ in 0..<20 {
+            last = try Self.retained(broker, ["healthgate/pi1/status"])
+            if last.first?.payload == "offline" { break }
+        }
+        #expect(last.first?.payload == "offline", "\(last)")
+        sim.signal(SIGTERM)
+    }
+}
