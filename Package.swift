@@ -209,7 +209,8 @@ let package = Package(
                     exclude: ["openapi-requirements.txt", "openapi_check.py", "browser-requirements.txt", "live_page_browser.py"]),
         // The PostgreSQL uplink against a real throwaway cluster (initdb + pg_ctl), `uplink` children.
         .testTarget(name: "UplinkTests",
-                    dependencies: ["Uplink", "HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess", "ScratchPostgres",
+                    dependencies: ["Uplink", "MQTTUplink", "HealthGateConfiguration", "HealthStore", "HealthModel", "HealthGateTesting",
+                                   "ChildProcess", "ScratchPostgres",
                                    .product(name: "PostgresNIO", package: "postgres-nio")]),
     ]
 )

@@ -25,6 +25,22 @@ import Testing
         #expect(u.retryBackoffMilliseconds == 500 && u.retryMaxBackoffMilliseconds == 500)
     }
 
+    @Test func readsTheMQTTTable() throws {
+        let minimal = try GatewayConfig.parse("[uplink.mqtt]\nurl = \"mqtt://broker\"\n", file: "t.toml")
+        #expect(minimal.uplinkMQTT == GatewayConfig.UplinkMQTT(url: "mqtt://broker"))
+        #expect(minimal.uplinkMQTT?.topicPrefix == "healthgate" && minimal.uplinkMQTT?.discoveryPrefix == "homeassistant")
+        let full = try GatewayConfig.parse("""
+            [uplink.mqtt]
+            url = "mqtts://ha:pw@broker:8884"
+            gateway = "ward-3"
+            topic_prefix = "hg"
+            discovery_prefix = ""
+            ca_file = "/etc/ssl/certs/ca-certificates.crt"
+            """, file: "t.toml")
+        let m = try #require(full.uplinkMQTT)
+        #expect(m.gateway == "ward-3" && m.topicPrefix == "hg" && m.discoveryPrefix == "" && m.caFile == "/etc/ssl/certs/ca-certificates.crt")
+    }
+
     @Test(arguments: [
         ConfigCase(text: "[uplink.postgres]\ngateway = \"g\"\n", line: 1, says: "[uplink.postgres]: needs url = "),
         ConfigCase(text: "[uplink.postgres]\nurl = 5\n", line: 2, says: "'url' in [uplink.postgres]: expected a string in quotes"),
@@ -35,6 +51,10 @@ import Testing
         ConfigCase(text: "[uplink.postgres]\nurl = \"postgres://x/y\"\npassword = \"p\"\n", line: 3,
                    says: "known keys here: url, gateway, batch_size"),
         ConfigCase(text: "# x\n[uplink.mqttt]\nurl = \"mqtt://x\"\n", line: 2, says: "[uplink.mqttt]: unknown uplink; known: [uplink.postgres]"),
+        ConfigCase(text: "[uplink.mqtt]\ngateway = \"g\"\n", line: 1, says: "[uplink.mqtt]: needs url = "),
+        ConfigCase(text: "[uplink.mqtt]\nurl = \"mqtt://h\"\ngateway = \"a/b\"\n", line: 3, says: "no '/', '+' or '#'"),
+        ConfigCase(text: "[uplink.mqtt]\nurl = \"mqtt://h\"\ntopic_prefix = \"\"\n", line: 3, says: "a topic level has 1 to 100 characters"),
+        ConfigCase(text: "[uplink.mqtt]\nurl = \"mqtt://h\"\nqos = 2\n", line: 3, says: "known keys here: url, gateway, topic_prefix"),
     ])
     func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
         expectConfigError(c)

@@ -1,8 +1,10 @@
 import ChildProcess
 import Foundation
+import HealthGateConfiguration
 import HealthGateTesting
 import HealthModel
 import HealthStore
+@testable import MQTTUplink
 import Testing
 
 /// `healthgate run` with `[uplink.mqtt]` against a real broker (Debian's mosquitto, started by
@@ -45,6 +47,25 @@ import Testing
         let dir = NSTemporaryDirectory() + "hg-mqtt-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir
+    }
+
+    @Test("[uplink.mqtt] url: mqtt:// and mqtts:// with their default ports and credentials; anything else is a sentence naming the file")
+    func settings() throws {
+        let plain = try HomeAssistantPublisher.Settings(GatewayConfig.UplinkMQTT(url: "mqtt://ha:p%40ss@broker.lan"), file: "run.toml")
+        #expect(plain.endpoint.port == 1883 && !plain.endpoint.tls && plain.endpoint.host == "broker.lan")
+        #expect(plain.endpoint.username == "ha" && plain.endpoint.password == "p@ss")
+        var table = GatewayConfig.UplinkMQTT(url: "mqtts://broker.lan")
+        table.gateway = "ward-3"
+        let tls = try HomeAssistantPublisher.Settings(table, file: "run.toml")
+        #expect(tls.endpoint.port == 8883 && tls.endpoint.tls && tls.endpoint.username == nil && tls.gateway == "ward-3")
+        #expect(tls.endpoint.clientID == "healthgate-ward-3")
+        for bad in ["http://broker", "mqtt://", "mqtt://h/topic", "broker:1883"] {
+            let e = #expect(throws: MQTTError.self, "\(bad)") { try HomeAssistantPublisher.Settings(GatewayConfig.UplinkMQTT(url: bad), file: "run.toml") }
+            #expect(e?.description.hasPrefix("run.toml: [uplink.mqtt] url") == true, "\(bad)")
+        }
+        table.caFile = "/nonexistent/ca.pem"
+        let e = #expect(throws: MQTTError.self) { try HomeAssistantPublisher.Settings(table, file: "run.toml") }
+        #expect(e?.description.contains("ca_file /nonexistent/ca.pem cannot be read") == true)
     }
 
     @Test("discovery configs and every committed value reach an independent subscriber, equal to the store; a clean stop leaves a retained 'offline'")

@@ -40,7 +40,10 @@ struct RunCommand: ParsableCommand {
 
             With an [http] table it also serves the HTTP API of `healthgate serve` (with TLS when \
             certificate and key are given), plus the daemon's device states, device events on \
-            /v1/live and its pipeline counters on /metrics (docs/http-api.md).
+            /v1/live and its pipeline counters on /metrics (docs/http-api.md). With \
+            [uplink.postgres] it pushes every committed change to a central PostgreSQL database \
+            (docs/uplink.md); with [uplink.mqtt] it publishes live values and device states, with \
+            Home Assistant discovery, to an MQTT broker (docs/mqtt.md).
 
             Exit codes: 0 stopped cleanly, 78 configuration error (the message names file and \
             line), 74 the store could not be opened or written at shutdown, 75 another run already \
