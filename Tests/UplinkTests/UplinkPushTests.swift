@@ -38,10 +38,11 @@ struct UplinkPushTests {
         }
     }
 
-    /// Quantities `range` of the heart-rate series `uuid` (1 Hz, RR intervals, chest).
-    static func series(_ uuid: UUID, _ range: Range<Int>) throws -> [QuantitySample] {
+    /// Quantities `range` of the heart-rate series `uuid` (one every `every` seconds, 1 Hz by
+    /// default, RR intervals, chest).
+    static func series(_ uuid: UUID, _ range: Range<Int>, every: Double = 1) throws -> [QuantitySample] {
         try range.map { i in
-            let at = Date(timeIntervalSince1970: t0 + Double(i) + 0.125)
+            let at = Date(timeIntervalSince1970: t0 + Double(i) * every + 0.125)
             return try QuantitySample(uuid: uuid, type: .heartRate, quantity: Quantity(Double(60 + i % 40), .countPerMinute),
                                       start: at, end: at, source: gatewaySource, device: strap,
                                       metadata: Metadata(heartRateSensorLocation: .chest),
@@ -247,6 +248,30 @@ struct UplinkPushTests {
         let rerun = try await offThread { try HealthGateExecutable.run(["uplink", "push", "--db", path, "--url", cluster.url(db), "--gateway", "g1", "--json"]) }
         #expect(rerun.status == 0, "\(rerun.stderr)")
         #expect(rerun.stdout.contains("\"fullSync\":false"), "the rerun continues from the server's anchor: \(rerun.stdout)")
+        try await Self.expectEqual(store, cluster, db, gateway: "g1")
+    }
+
+    /// A gateway offline for a week catches up: a series a day (one reading every 10 s) and a
+    /// pedometer's minutes, pushed by `uplink push` with its default batch: many batches, none
+    /// holding a whole series (every quantity counts toward a batch), and the central set equal.
+    @Test func weekLongBacklogEndsEqualInBoundedBatches() async throws {
+        let (cluster, db) = try await Self.setUp("week")
+        let (store, path) = try Self.makeStore()
+        try await offThread {
+            for day in 0..<7 {
+                _ = try store.save(try Self.series(UUID.timeOrdered(), (day * 8_640)..<((day + 1) * 8_640), every: 10))
+            }
+            _ = try store.save(try Self.steps(7 * 1_440))
+        }
+        let push = try await offThread {
+            try HealthGateExecutable.run(["uplink", "push", "--db", path, "--url", cluster.url(db), "--gateway", "g1", "--json"],
+                                         timeout: .seconds(600))
+        }
+        #expect(push.status == 0, "\(push.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(push.stdout.utf8)) as? [String: Any])
+        #expect(report["quantities"] as? Int == 7 * 8_640 && report["samples"] as? Int == 7 * 1_440, "\(report)")
+        // 70,560 items in batches of at most 5,000: a day's series went in two pieces at least.
+        #expect((report["batches"] as? Int ?? 0) >= (7 * 8_640 + 7 * 1_440) / 5_000, "\(report)")
         try await Self.expectEqual(store, cluster, db, gateway: "g1")
     }
 
