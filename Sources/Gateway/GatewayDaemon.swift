@@ -21,6 +21,14 @@ package final class GatewayDaemon: Sendable {
     private let config: GatewayConfig
     private let strapObservers: StrapObservers
     private let pedometerObservers: PedometerObservers
+    private let statusNotes = Mutex<[@Sendable () -> String?]>([])
+
+    /// Adds `note` to every status line (the log's and systemd's `STATUS=`), after the devices:
+    /// the uplinks' lag ("uplink 1234 changes behind"). Called on the status timer: keep it
+    /// short; nil says nothing this time.
+    package func addStatusNote(_ note: @escaping @Sendable () -> String?) {
+        statusNotes.withLock { $0.append(note) }
+    }
 
     /// Also tells `observer` every strap event, with the strap's local identifier and alias (the
     /// HTTP API's device states and live stream). Called on the strap's thread: keep it short.
@@ -88,7 +96,7 @@ package final class GatewayDaemon: Sendable {
     /// 4 pedometer(s) open"). Blocks: call it from a thread of its own (``GatewayRuntime/run``).
     package func run() throws -> IngestStats {
         let stats = straps.map(\.stats)
-        let (watcher, pedometerRules) = (self.watcher, config.pedometers.count)
+        let (watcher, pedometerRules, notes) = (self.watcher, config.pedometers.count, statusNotes.withLock { $0 })
         return try runtime.run(sources: straps, statusInterval: .seconds(config.statusInterval), started: { watcher.start() },
                                devices: {
             var parts: [String] = []
@@ -96,6 +104,7 @@ package final class GatewayDaemon: Sendable {
                 parts.append("\(stats.filter { $0.subscribed.load(ordering: .relaxed) }.count)/\(stats.count) straps subscribed")
             }
             if pedometerRules > 0 { parts.append("\(watcher.openCount) pedometer(s) open") }
+            parts += notes.compactMap { $0() }
             return parts.joined(separator: ", ")
         })
     }

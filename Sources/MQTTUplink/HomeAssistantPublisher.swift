@@ -105,6 +105,14 @@ package final class HomeAssistantPublisher: Sendable {
         logger.notice("mqtt: publishing to \(settings.endpoint.host):\(settings.endpoint.port) under \(settings.topicPrefix)/\(settings.gateway)/…\(settings.discoveryPrefix.isEmpty ? "" : ", Home Assistant discovery under \(settings.discoveryPrefix)/")")
     }
 
+    /// The publisher's state for `run`'s status line: "mqtt connected", or "mqtt broker away"
+    /// with the live values not published since start.
+    package func statusNote() -> String {
+        let n = dropped.load(ordering: .relaxed)
+        let note = connection.isConnected ? "mqtt connected" : "mqtt broker away"
+        return n > 0 ? note + " (\(n) live values not published)" : note
+    }
+
     /// Says "offline" on the availability topic, disconnects cleanly and stops.
     package func stop() {
         queue.sync {}

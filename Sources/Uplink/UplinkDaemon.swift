@@ -59,6 +59,18 @@ package final class UplinkDaemon: Sendable {
         self.logger = logger
     }
 
+    /// How far the uplink is behind, for `run`'s status line: "uplink caught up", or "uplink N
+    /// changes (S s) behind", with ", failing" while its last push failed. Reads the store.
+    package func statusNote() -> String? {
+        let (gateway, server) = (settings.gateway, settings.url.display)
+        guard let lag = (try? UplinkStatus.all(in: pusher.store))?.first(where: { $0.gateway == gateway && $0.server == server }) else {
+            return "uplink not pushed yet"
+        }
+        let failing = lag.lastError == nil ? "" : ", failing"
+        if lag.behind == 0 { return "uplink caught up\(failing)" }
+        return "uplink \(lag.behind) changes" + (lag.secondsBehind.map { String(format: " (%.0f s)", $0) } ?? "") + " behind\(failing)"
+    }
+
     /// Starts the loop on a task of its own.
     package func start() {
         let t = Task { [self] in

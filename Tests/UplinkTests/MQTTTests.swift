@@ -22,6 +22,7 @@ import Testing
         for _ in 0..<600 where !FileManager.default.fileExists(atPath: dir + "/sim.toml") { usleep(100_000) }
         usleep(300_000)   // the file is written whole before the simulator listens: give it a moment
         let config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
+            .replacingOccurrences(of: "status_interval = 60", with: "status_interval = 1")
             + "\n[uplink.mqtt]\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\ngateway = \"pi1\"\n"
         try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
         let run = try WatchedChild([exe, "run", "--config", dir + "/run.toml", "--db", db], stderr: .file(dir + "/run.log"))
@@ -137,7 +138,10 @@ import Testing
 
         // The broker goes away (and, without persistence, forgets every retained message).
         try broker.stop()
-        usleep(1_500_000)
+        usleep(2_500_000)
+        // The status line (every second here) says so while the broker is away.
+        let log = (try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("mqtt broker away"), "\(log.suffix(2000))")
         try broker.start()
         var again: [Message] = []
         for _ in 0..<40 {

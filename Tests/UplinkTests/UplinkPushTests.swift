@@ -365,6 +365,7 @@ struct UplinkPushTests {
         func config(_ url: String, http: Bool = false) throws -> String {
             let file = dir + "/run-\(UUID().uuidString.prefix(6)).toml"
             try """
+                status_interval = 1
                 [uplink.postgres]
                 url = "\(url)"
                 gateway = "g1"
@@ -390,8 +391,8 @@ struct UplinkPushTests {
                 _ = try store.save(try Self.steps(1, from: 1000 + Int.random(in: 0..<1_000_000)))
                 seen = try UplinkStatus.all(in: store).first { $0.lastError != nil }
                 // The warning with the lag is logged right after the error is recorded: wait for both.
-                let logged = ((try? String(contentsOfFile: dir + "/run-dead.log", encoding: .utf8)) ?? "").contains("changes behind")
-                if seen != nil, logged { break }
+                let text = (try? String(contentsOfFile: dir + "/run-dead.log", encoding: .utf8)) ?? ""
+                if seen != nil, text.contains("changes behind"), text.contains("behind, failing") { break }
                 usleep(50_000)
             }
             let log = (try? String(contentsOfFile: dir + "/run-dead.log", encoding: .utf8)) ?? ""
@@ -411,6 +412,8 @@ struct UplinkPushTests {
             child.signal(SIGTERM)
             #expect(try child.wait(timeout: 60) == 0, "\(log)")
             #expect(log.contains("changes behind"), "the lag is logged: \(log)")
+            // …and is on the status line (the log's and systemd's STATUS=).
+            #expect(log.split(separator: "\n").contains { $0.contains("committed") && $0.contains(" behind, failing") }, "\(log)")
         }
         // A live server: everything committed before and while run runs arrives, exactly once.
         let live = try config(cluster.url(db))
@@ -426,6 +429,12 @@ struct UplinkPushTests {
             }
             let log = (try? String(contentsOfFile: dir + "/run-live.log", encoding: .utf8)) ?? ""
             #expect(equal, "run's uplink did not catch up: \(log)")
+            var caughtUp = false
+            for _ in 0..<100 where !caughtUp {
+                caughtUp = ((try? String(contentsOfFile: dir + "/run-live.log", encoding: .utf8)) ?? "").contains("uplink caught up")
+                usleep(50_000)
+            }
+            #expect(caughtUp, "the status line says the uplink caught up: \(log)")
             child.signal(SIGTERM)
             #expect(try child.wait(timeout: 60) == 0, "\(log)")
         }

@@ -87,12 +87,14 @@ struct RunCommand: ParsableCommand {
         defer { http?.stop() }
         // The PostgreSQL uplink when the file has [uplink.postgres] (docs/uplink.md).
         let uplink = try cfg.uplinkPostgres.map { try UplinkDaemon(settings: .init($0, file: config), storePath: path, logger: logger) }
+        if let uplink { daemon.addStatusNote { uplink.statusNote() } }
         uplink?.start()
         defer { uplink?.stop() }
         // Home Assistant over MQTT when the file has [uplink.mqtt] (docs/mqtt.md).
         let mqtt = try cfg.uplinkMQTT.map {
             try HomeAssistantPublisher(settings: .init($0, file: config), storePath: path, daemon: daemon, logger: logger)
         }
+        if let mqtt { daemon.addStatusNote { mqtt.statusNote() } }
         mqtt?.start()
         defer { mqtt?.stop() }
         logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
