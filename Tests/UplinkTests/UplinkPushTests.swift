@@ -329,6 +329,13 @@ struct UplinkPushTests {
         // The failure is recorded for `uplink status`; a success clears it.
         let status = try await offThread { try HealthGateExecutable.run(["uplink", "status", "--db", path, "--json"]) }
         #expect(status.status == 0 && status.stdout.contains("\"gateway\":\"taken\""), "\(status.stdout)")
+        // The same through run's configuration ([store] path), and a missing store is 66.
+        let file = URL(fileURLWithPath: path).deletingLastPathComponent().path + "/run.toml"
+        try "[store]\npath = \"\(path)\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let viaConfig = try await offThread { try HealthGateExecutable.run(["uplink", "status", "--config", file, "--json"]) }
+        #expect(viaConfig.status == 0 && viaConfig.stdout.contains("\"gateway\":\"taken\""), "\(viaConfig.stderr)")
+        let none = try await offThread { try HealthGateExecutable.run(["uplink", "status", "--db", "/nonexistent/h.sqlite"]) }
+        #expect(none.status == 66 && none.stderr.contains("no store at /nonexistent/h.sqlite"), "\(none.stderr)")
     }
 
     @Test func unshippedTombstonesAreNotPruned() async throws {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HealthGateConfiguration
 import HealthStore
 import Platform
 import Sysexits
@@ -102,19 +103,33 @@ struct UplinkStatusCommand: ParsableCommand {
             Reads only the store (no server is contacted): for every server and gateway name the \
             store was pushed to, the anchor the server last committed, the changes committed \
             locally since (samples, series growths, deletions), the seconds since it was last \
-            caught up, and the last push's error if it failed.
+            caught up, and the last push's error if it failed. --config reads the store's path \
+            from run's configuration ([store] path; --db still wins).
 
-            Example:
+            Examples:
+              healthgate uplink status --config /etc/healthgate/healthgate.toml
               healthgate uplink status --db /var/lib/healthgate/health.sqlite --json
             """)
 
     @OptionGroup var store: StoreLocation
 
+    @Option(help: ArgumentHelp("run's configuration file, for the store's path.", valueName: "file"))
+    var config: String?
+
     @Flag(help: "Print JSON: an array of objects {gateway, server, anchor, behind, secondsBehind, lastPush, lastError, lastErrorAt}.")
     var json = false
 
     func run() throws {
-        let statuses = try UplinkStatus.all(in: try store.openForReading())
+        var path = store.path
+        if let config {
+            do { path = DefaultPaths.database(given: store.db, configured: try GatewayConfig.load(path: config).databasePath) } catch {
+                throw CLIFailure("configuration error: \(error)", code: .config)
+            }
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CLIFailure("no store at \(path): nothing has been pushed from it; pass --db or --config with the gateway's store.", code: .noInput)
+        }
+        let statuses = try UplinkStatus.all(in: try HealthStore(path: path, mode: .readOnly))
         if json {
             try JSONOutput.emit(statuses.map(\.jsonObject))
             return
