@@ -12,13 +12,28 @@ package final class ScratchMosquitto {
     package let port: Int
     private let directory: String
     private var broker: WatchedChild?
+    /// The PEM certificate clients trust when the broker speaks TLS (nil: plain MQTT).
+    package let certificate: String?
 
-    /// Starts a broker on a free port.
+    /// Starts a broker on a free port; with `tls`, over TLS with a self-signed certificate for
+    /// 127.0.0.1 made by openssl (``certificate``).
     /// - Throws: when `mosquitto` is missing (scripts/setup.sh installs it) or does not listen.
-    package init() throws {
+    package init(tls: Bool = false) throws {
         directory = NSTemporaryDirectory() + "hg-mqtt-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         port = try Self.freePort()
+        if tls {
+            let made = try WatchedChild(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                         "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "1",
+                                         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
+            guard try made.wait(timeout: 60) == 0 else { throw Failure(description: "openssl could not make a certificate") }
+            // mosquitto drops root for its own account: it must be able to read the key.
+            chmod(directory, 0o755)
+            for f in ["/key.pem", "/cert.pem"] { chmod(directory + f, 0o644) }
+            certificate = directory + "/cert.pem"
+        } else {
+            certificate = nil
+        }
         try start()
     }
 
@@ -30,7 +45,9 @@ package final class ScratchMosquitto {
     /// Starts the broker (again) on ``port``.
     package func start() throws {
         let conf = directory + "/mosquitto.conf"
-        try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        var text = "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n"
+        if certificate != nil { text += "certfile \(directory)/cert.pem\nkeyfile \(directory)/key.pem\n" }
+        try text.write(toFile: conf, atomically: true, encoding: .utf8)
         let child = try WatchedChild(["mosquitto", "-c", conf], stderr: .file(directory + "/mosquitto.log"))
         broker = child
         for _ in 0..<100 {
@@ -54,6 +71,7 @@ package final class ScratchMosquitto {
     package func subscribe(_ topics: [String], retainedOnly: Bool = false) throws -> Subscriber {
         let file = directory + "/sub-\(UUID().uuidString.prefix(8)).log"
         var args = ["mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-q", "1", "-v"]
+        if let certificate { args += ["--cafile", certificate] }
         if retainedOnly { args += ["--retained-only", "-W", "3"] }
         for t in topics { args += ["-t", t] }
         return Subscriber(child: try WatchedChild(args, stdout: .file(file)), file: file, endsItself: retainedOnly)

@@ -15,15 +15,16 @@ import Testing
 
     /// `healthgate simulate` (two straps, one pedometer) and `healthgate run` on its
     /// configuration plus `[uplink.mqtt]` for `broker`, as gateway `pi1`.
-    static func simulateAndRun(_ broker: ScratchMosquitto, dir: String, db: String) throws -> (sim: WatchedChild, run: WatchedChild) {
+    static func simulateAndRun(_ broker: ScratchMosquitto, dir: String, db: String, straps: Int = 2) throws -> (sim: WatchedChild, run: WatchedChild) {
         let exe = try #require(HealthGateExecutable.url).path
-        let sim = try WatchedChild([exe, "simulate", "--straps", "2", "--pedometers", "1", "--rate", "4", "--dir", dir + "/s",
+        let sim = try WatchedChild([exe, "simulate", "--straps", String(straps), "--pedometers", "1", "--rate", "4", "--dir", dir + "/s",
                                     "--config-out", dir + "/sim.toml"], stderr: .file(dir + "/sim.log"))
         for _ in 0..<600 where !FileManager.default.fileExists(atPath: dir + "/sim.toml") { usleep(100_000) }
         usleep(300_000)   // the file is written whole before the simulator listens: give it a moment
         let config = try String(contentsOfFile: dir + "/sim.toml", encoding: .utf8)
             .replacingOccurrences(of: "status_interval = 60", with: "status_interval = 1")
-            + "\n[uplink.mqtt]\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\ngateway = \"pi1\"\n"
+            + "\n[uplink.mqtt]\nurl = \"\(broker.certificate == nil ? "mqtt" : "mqtts")://127.0.0.1:\(broker.port)\"\ngateway = \"pi1\"\n"
+            + (broker.certificate.map { "ca_file = \"\($0)\"\n" } ?? "")
         try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
         let run = try WatchedChild([exe, "run", "--config", dir + "/run.toml", "--db", db], stderr: .file(dir + "/run.log"))
         return (sim, run)
@@ -164,6 +165,24 @@ import Testing
             if last.first?.payload == "offline" { break }
         }
         #expect(last.first?.payload == "offline", "\(last)")
+        sim.signal(SIGTERM)
+    }
+
+    @Test("mqtts:// with ca_file: the gateway verifies the broker's certificate and publishes over TLS")
+    func overTLS() throws {
+        let broker = try ScratchMosquitto(tls: true)
+        let dir = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sub = try broker.subscribe(["healthgate/#"])
+        usleep(300_000)
+        let (sim, run) = try Self.simulateAndRun(broker, dir: dir, db: dir + "/h.sqlite", straps: 1)
+        defer { sim.kill(); run.kill() }
+        let flowing = sub.wait(seconds: 90) { Self.heartRateTopics($0).values.first.map { $0.count >= 3 } ?? false }
+        #expect(flowing, "\((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? "")")
+        #expect(((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? "").contains("mqtt: connected to mqtts://127.0.0.1"))
+        run.signal(SIGTERM)
+        #expect(try run.wait(timeout: 60) == 0)
+        try sub.finish()
         sim.signal(SIGTERM)
     }
 }
