@@ -25,6 +25,8 @@ final class MQTTConnection: Sendable {
     private let endpoint: Endpoint
     private let logger: Logger
     private let connectedFlag = Atomic<Bool>(false)
+    /// The message id of the last QoS 1 message the broker acknowledged (PUBACK).
+    private let acknowledged = Atomic<Int32>(-1)
     private let connectHandler = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// The libmosquitto handle, used from any thread (the library locks inside).
@@ -69,6 +71,10 @@ final class MQTTConnection: Sendable {
             let me = Unmanaged<MQTTConnection>.fromOpaque(object).takeUnretainedValue()
             me.connected(rc)
         }
+        mosquitto_publish_callback_set(m) { _, object, mid in
+            guard let object else { return }
+            Unmanaged<MQTTConnection>.fromOpaque(object).takeUnretainedValue().acknowledged.store(mid, ordering: .releasing)
+        }
         mosquitto_disconnect_callback_set(m) { _, object, rc in
             guard let object else { return }
             let me = Unmanaged<MQTTConnection>.fromOpaque(object).takeUnretainedValue()
@@ -97,14 +103,14 @@ final class MQTTConnection: Sendable {
     }
 
     /// Publishes `finalMessage` (retained) if connected, disconnects cleanly (no will) and
-    /// stops the network thread, waiting at most `timeout` seconds for the message to leave.
+    /// stops the network thread, waiting at most `timeout` seconds for the broker to
+    /// acknowledge the message (messages go in order, so everything before it was taken too).
     func stop(finalMessage: (topic: String, payload: String)?, timeout: Double = 5) {
         if let m = finalMessage, isConnected {
             var mid: Int32 = 0
             if mosquitto_publish(handle.pointer, &mid, m.topic, Int32(m.payload.utf8.count), m.payload, 1, true) == MOSQ_ERR_SUCCESS.rawValue {
                 let deadline = Date().addingTimeInterval(timeout)
-                while Date() < deadline, isConnected, mosquitto_want_write(handle.pointer) { usleep(10_000) }
-                usleep(100_000)   // the broker's PUBACK: QoS 1 leaves the library before it is acknowledged
+                while Date() < deadline, isConnected, acknowledged.load(ordering: .acquiring) != mid { usleep(5_000) }
             }
         }
         mosquitto_disconnect(handle.pointer)
