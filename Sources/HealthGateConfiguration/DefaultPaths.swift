@@ -36,3 +36,14 @@ extension GatewayConfig {
         return try load(path: file)
     }
 }
+
+extension GatewayConfig {
+    /// The gateway's name when the configuration gives none (`gateway` in `[uplink.postgres]`
+    /// and `[uplink.mqtt]`): the host name (`gethostname`, no DNS lookup), else "healthgate".
+    package static func defaultGatewayName() -> String {
+        var buf = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buf, buf.count - 1) == 0 else { return "healthgate" }
+        let name = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "healthgate" : name
+    }
+}

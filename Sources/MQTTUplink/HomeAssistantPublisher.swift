@@ -33,20 +33,13 @@ package final class HomeAssistantPublisher: Sendable {
             if let ca = table.caFile, !FileManager.default.isReadableFile(atPath: ca) {
                 throw MQTTError("\(file): [uplink.mqtt] ca_file \(ca) cannot be read: give a readable PEM file, or leave it out for the system's CA certificates.")
             }
-            let gateway = table.gateway ?? Self.hostName()
+            let gateway = table.gateway ?? Slug.make(GatewayConfig.defaultGatewayName())
             endpoint = .init(host: host, port: Int32(c.port ?? (tls ? 8883 : 1883)), tls: tls, caFile: table.caFile,
                              username: c.user?.removingPercentEncoding, password: c.password?.removingPercentEncoding,
                              clientID: "healthgate-\(gateway)")
             self.gateway = gateway
             topicPrefix = table.topicPrefix
             discoveryPrefix = table.discoveryPrefix
-        }
-
-        static func hostName() -> String {
-            var buf = [CChar](repeating: 0, count: 256)
-            guard gethostname(&buf, buf.count - 1) == 0 else { return "healthgate" }
-            let name = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return name.isEmpty ? "healthgate" : Slug.make(name)
         }
     }
 

@@ -38,7 +38,7 @@ package final class UplinkDaemon: Sendable {
             do { url = try UplinkURL(table.url) } catch {
                 throw UplinkError("\(file): [uplink.postgres] url: \(error)", .config)
             }
-            self.init(url: url, gateway: table.gateway ?? UplinkPusher.defaultGatewayName(), batchSize: table.batchSize,
+            self.init(url: url, gateway: table.gateway ?? GatewayConfig.defaultGatewayName(), batchSize: table.batchSize,
                       interval: .milliseconds(table.intervalMilliseconds), backoff: .milliseconds(table.retryBackoffMilliseconds),
                       maxBackoff: .milliseconds(table.retryMaxBackoffMilliseconds))
         }

@@ -322,13 +322,3 @@ package struct UplinkPusher: Sendable {
         }
     }
 }
-
-extension UplinkPusher {
-    /// The default gateway name: the host name (`gethostname`, no DNS lookup).
-    package static func defaultGatewayName() -> String {
-        var buf = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buf, buf.count - 1) == 0 else { return "healthgate" }
-        let name = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return name.isEmpty ? "healthgate" : name
-    }
-}

@@ -74,7 +74,7 @@ struct UplinkPushCommand: AsyncParsableCommand {
         }
         // Opening may migrate the store: not on a cooperative thread.
         let health = try await onOwnThread { try HealthStore(path: path, mode: .readWrite) }
-        let pusher = try UplinkPusher(store: health, url: target, gateway: gateway ?? UplinkPusher.defaultGatewayName(),
+        let pusher = try UplinkPusher(store: health, url: target, gateway: gateway ?? GatewayConfig.defaultGatewayName(),
                                       batchSize: batchSize)
         let onTerminal = isatty(STDERR_FILENO) == 1 && !json
         let report = try await pusher.push(progress: onTerminal ? Self.showProgress : nil)
