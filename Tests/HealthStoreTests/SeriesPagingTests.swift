@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import HealthModel
 import Testing
 @testable import HealthStore
@@ -60,7 +61,12 @@ import Testing
     }
 
     @Test("writes, growth (the open chunk rewritten), silences and deletes between pages: the replica always ends equal to the store")
-    func churnBetweenPages() throws {
+    func churnBetweenPages() async throws {
+        // Seconds of store work: off the cooperative pool (the one-thread pass has one thread).
+        try await offThread { try Self.churn() }
+    }
+
+    static func churn() throws {
         let tmp = try TempStore()
         let writer = SeriesWriter()
         var rng = SplitMix64(seed: 0x5e71e5)

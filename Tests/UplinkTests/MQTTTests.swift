@@ -71,7 +71,12 @@ import Testing
     }
 
     @Test("discovery configs and every committed value reach an independent subscriber, equal to the store; a clean stop leaves a retained 'offline'")
-    func valuesEqualTheStore() throws {
+    func valuesEqualTheStore() async throws {
+        // Blocking waits (children, polls): off the cooperative pool, which the one-thread pass shrinks to one.
+        try await offThread { try Self.valuesEqualTheStoreBody() }
+    }
+
+    static func valuesEqualTheStoreBody() throws {
         let broker = try ScratchMosquitto()
         let dir = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -127,7 +132,12 @@ import Testing
     }
 
     @Test("a broker restart: the gateway reconnects and publishes discovery, availability and values again; SIGKILL leaves the will's retained 'offline'")
-    func brokerRestartAndWill() throws {
+    func brokerRestartAndWill() async throws {
+        // Blocking waits (children, polls): off the cooperative pool, which the one-thread pass shrinks to one.
+        try await offThread { try Self.brokerRestartAndWillBody() }
+    }
+
+    static func brokerRestartAndWillBody() throws {
         let broker = try ScratchMosquitto()
         let dir = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -169,7 +179,12 @@ import Testing
     }
 
     @Test("mqtts:// with ca_file: the gateway verifies the broker's certificate and publishes over TLS")
-    func overTLS() throws {
+    func overTLS() async throws {
+        // Blocking waits (children, polls): off the cooperative pool, which the one-thread pass shrinks to one.
+        try await offThread { try Self.overTLSBody() }
+    }
+
+    static func overTLSBody() throws {
         let broker = try ScratchMosquitto(tls: true)
         let dir = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
