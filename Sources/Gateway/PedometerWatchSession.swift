@@ -204,7 +204,8 @@ package final class PedometerWatchSession: Sendable {
 extension PedometerWatchSession.Event {
     /// The `serial watch --json` lines of this event (none, one, or two when a stream ends:
     /// `unplugged` or `stopped`, then its `summary`). `rules` are the session's; `auto`: it waits
-    /// for devices (`--auto`), so an opened port is a `plugged` event.
+    /// for devices (`--auto`), so an opened port is a `plugged` event; else it is `opened` (the
+    /// port is set up and read from now on: a script may start writing to a test peer).
     package func jsonObjects(rules: [GatewayConfig.Pedometer], auto: Bool) -> [[String: any Sendable]] {
         switch self {
         case .monitoring(let source):
@@ -212,7 +213,8 @@ extension PedometerWatchSession.Event {
         case .carriedOver, .openFailed:
             return []
         case .opened(let path, let id, let rule):
-            return auto ? [["event": "plugged", "device": id, "path": path, "matchedBy": rule.summary]] : []
+            return auto ? [["event": "plugged", "device": id, "path": path, "matchedBy": rule.summary]]
+                : [["event": "opened", "device": id, "path": path]]
         case .session(let id, let e):
             return [e.jsonObject(device: id)]
         case .ended(_, let id, let gone, let t):

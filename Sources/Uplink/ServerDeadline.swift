@@ -25,10 +25,19 @@ enum ServerDeadline {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 race.start(continuation)
                 let timer = Task {
-                    let end = ContinuousClock.now + deadline
+                    let tick = Duration.milliseconds(500)
+                    var end = ContinuousClock.now + deadline
+                    var last = ContinuousClock.now
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: .milliseconds(500))
+                        try? await Task.sleep(for: tick)
                         if Task.isCancelled { return }
+                        // A tick that came seconds late means this process could not run (its
+                        // threads all busy or blocked, the machine suspended): the server had no
+                        // chance to be heard either, so that time does not count against it.
+                        let now = ContinuousClock.now
+                        let late = now - last - tick
+                        if late > .seconds(2) { end += late }
+                        last = now
                         // The server closed the connection, yet the query never failed: say so now.
                         if connection.isClosed {
                             race.finish(.failure(closed()))

@@ -65,6 +65,25 @@ struct WatchedChildTests {
         #expect(!running)
     }
 
+    @Test("a child starts with no signal blocked, whatever the spawning thread blocks (run's signal trap blocks SIGTERM)")
+    func signalsAreNotInheritedBlocked() async throws {
+        // posix_spawn copies the calling thread's signal mask unless told otherwise: a child of
+        // a thread that blocks SIGUSR2 (as `run`'s trap blocks SIGTERM, SIGINT, SIGHUP) would
+        // ignore it and outlive every signal but SIGKILL.
+        let status = try await offThread { () throws -> Int32 in
+            var blocked = sigset_t(), old = sigset_t()
+            sigemptyset(&blocked)
+            sigaddset(&blocked, SIGUSR2)
+            pthread_sigmask(SIG_BLOCK, &blocked, &old)
+            defer { pthread_sigmask(SIG_SETMASK, &old, nil) }
+            let child = try WatchedChild(["sleep", "30"])
+            usleep(200_000)   // the child is running sleep(1), not still being set up
+            child.signal(SIGUSR2)
+            return try child.wait(timeout: 10)
+        }
+        #expect(status == 128 + SIGUSR2)
+    }
+
     @Test("the environment is this process's with the given variables set and removed")
     func environment() async throws {
         let (set, removed) = try await offThread { () throws -> (Int32, Int32) in

@@ -15,6 +15,9 @@ final class PtyPeer: @unchecked Sendable {
     init() throws {
         var m: Int32 = -1, s: Int32 = -1
         guard openpty(&m, &s, nil, nil, nil) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        // Children other tests spawn meanwhile must not inherit the master: one holding a copy
+        // would keep the slave from seeing the hangup ``unplug()`` is for.
+        _ = fcntl(m, F_SETFD, FD_CLOEXEC)
         master = m
         path = String(cString: ttyname(s))
         close(s)  // the port under test opens the slave by path

@@ -58,33 +58,33 @@ import Testing
         var all: [[String: Any]] { events.all }
         func count(_ event: String) -> Int { all.filter { $0["event"] as? String == event }.count }
 
-        /// Waits until `condition` holds on the events so far (generous limit; outcome only).
-        func wait(until condition: ([[String: Any]]) -> Bool) -> Bool {
-            for _ in 0..<6000 {
-                if condition(all) { return true }
-                if !process.isRunning { return condition(all) }
-                usleep(10_000)
-            }
-            return false
-        }
-
-        /// Waits for the process to hold `path` open (it has opened the port).
-        func waitForOpen(_ path: String) -> Bool {
-            let fdDir = "/proc/\(process.processIdentifier)/fd"
-            for _ in 0..<6000 {
-                let fds = (try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []
-                if fds.contains(where: { (try? FileManager.default.destinationOfSymbolicLink(atPath: fdDir + "/" + $0)) == path }) {
-                    return true
+        /// Waits until `condition` holds on the events so far (generous limit; outcome only), on a
+        /// thread of its own: a test that waits here never holds a cooperative pool thread, so
+        /// one that fails does not stall every other suite for its full minute.
+        func wait(until condition: @escaping @Sendable ([[String: Any]]) -> Bool) async -> Bool {
+            await offThread { [self] in
+                for _ in 0..<6000 {
+                    if condition(all) { return true }
+                    if !process.isRunning { return condition(all) }
+                    usleep(10_000)
                 }
-                usleep(10_000)
+                return false
             }
-            return false
         }
 
-        func finish() -> Int32 {
-            process.waitUntilExit()
-            done.wait()
-            return process.terminationStatus
+        /// Waits for the command's `opened` event number `n` (1 = the first open; 2 = the first
+        /// reopen): its port is set up (raw mode, exclusive) and read from, so what the test writes
+        /// now is read. The file descriptor alone appears before termios setup ends.
+        func waitForOpened(_ n: Int = 1) async -> Bool {
+            await wait { events in events.filter { $0["event"] as? String == "opened" }.count >= n }
+        }
+
+        func finish() async -> Int32 {
+            await offThread { [self] in
+                process.waitUntilExit()
+                done.wait()
+                return process.terminationStatus
+            }
         }
     }
 
@@ -98,17 +98,17 @@ import Testing
         try HealthStore(path: db).samples(SampleQuery(type: .stepCount)).reduce(0) { $0 + $1.quantity.value }
     }
 
-    private func lineSeen(_ text: String) -> ([[String: Any]]) -> Bool {
+    private func lineSeen(_ text: String) -> @Sendable ([[String: Any]]) -> Bool {
         { events in events.contains { $0["event"] as? String == "line" && $0["line"] as? String == text } }
     }
 
     @Test(.enabled(if: WatchCommandTests.binary != nil))
-    func messyStreamIsStoredExactlyAndUnplugEndsTheCommand() throws {
+    func messyStreamIsStoredExactlyAndUnplugEndsTheCommand() async throws {
         let db = tempDB()
         let pty = try PtyPeer()
         defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let watch = try Watch([pty.path, "--db", db, "--id", "W1", "--counter-bits", "16"])
-        #expect(watch.waitForOpen(pty.path))
+        #expect(await watch.waitForOpened())
         pty.send("HealthGate pedometer v1\r\n")                       // banner: rejected
         pty.send("{\"steps\":65530,\"seq\":1,\"boot\":\"A\"}\n")      // baseline
         pty.send("{\"steps\":65534,\"seq\":2,\"boot\":\"A\"}\n")      // +4
@@ -119,9 +119,9 @@ import Testing
         pty.send([0x73, 0xFF, 0x0A])                                   // not UTF-8: rejected
         pty.send("{\"steps\":4,\"seq\":0,\"boot\":\"B\"}\n")          // power cycle: +4
         pty.send("{\"steps\":9,\"seq\":1,\"boot\":\"B\"}\n")          // +5
-        #expect(watch.wait(until: lineSeen("{\"steps\":9,\"seq\":1,\"boot\":\"B\"}")))
+        #expect(await watch.wait(until: lineSeen("{\"steps\":9,\"seq\":1,\"boot\":\"B\"}")))
         pty.unplug()
-        #expect(watch.finish() == 0)
+        #expect(await watch.finish() == 0)
         #expect(try storedSteps(db) == 25)
         #expect(watch.count("reject") == 2)
         #expect(watch.count("sample") == 5)
@@ -131,29 +131,29 @@ import Testing
     }
 
     @Test(.enabled(if: WatchCommandTests.binary != nil))
-    func gatewayRestartMidStreamKeepsTheTotalExact() throws {
+    func gatewayRestartMidStreamKeepsTheTotalExact() async throws {
         let db = tempDB()
         let first = try PtyPeer()
         defer { withExtendedLifetime(first) {} }  // the master must outlive the reads
         let run1 = try Watch([first.path, "--db", db, "--id", "W2"])
-        #expect(run1.waitForOpen(first.path))
+        #expect(await run1.waitForOpened())
         for (i, c) in [100, 103, 106, 109, 112].enumerated() { first.send("{\"steps\":\(c),\"seq\":\(i + 1),\"boot\":\"A\"}\n") }
-        #expect(run1.wait(until: lineSeen("{\"steps\":112,\"seq\":5,\"boot\":\"A\"}")))
+        #expect(await run1.wait(until: lineSeen("{\"steps\":112,\"seq\":5,\"boot\":\"A\"}")))
         run1.process.terminate()                                         // SIGTERM: flush, exit 0
-        #expect(run1.finish() == 0)
+        #expect(await run1.finish() == 0)
         #expect(try storedSteps(db) == 12)
 
         // The gateway comes back (on another tty node); the device kept counting meanwhile.
         let second = try PtyPeer()
         defer { withExtendedLifetime(second) {} }  // the master must outlive the reads
         let run2 = try Watch([second.path, "--db", db, "--id", "W2"])
-        #expect(run2.waitForOpen(second.path))
+        #expect(await run2.waitForOpened())
         second.send("{\"steps\":112,\"seq\":5,\"boot\":\"A\"}\n")        // a resend: duplicate
         second.send("{\"steps\":121,\"seq\":6,\"boot\":\"A\"}\n")        // +9 since the last stored reading
         second.send("{\"steps\":124,\"seq\":7,\"boot\":\"A\"}\n")        // +3
-        #expect(run2.wait(until: lineSeen("{\"steps\":124,\"seq\":7,\"boot\":\"A\"}")))
+        #expect(await run2.wait(until: lineSeen("{\"steps\":124,\"seq\":7,\"boot\":\"A\"}")))
         second.unplug()
-        #expect(run2.finish() == 0)
+        #expect(await run2.finish() == 0)
         #expect(try storedSteps(db) == 24)
         #expect(!run2.all.contains { $0["kind"] as? String == "baseline" })
     }
@@ -161,20 +161,20 @@ import Testing
     /// A clean stop leaves every sample in the main file: a copy of it alone (no -wal) holds
     /// the whole total (docs/store.md, "Checkpoint on shutdown").
     @Test(.enabled(if: WatchCommandTests.binary != nil))
-    func aCleanStopLeavesEverySampleInTheMainFile() throws {
+    func aCleanStopLeavesEverySampleInTheMainFile() async throws {
         let db = tempDB()
         let pty = try PtyPeer()
         defer { withExtendedLifetime(pty) {} }
         let run = try Watch([pty.path, "--db", db, "--id", "CK"])
-        #expect(run.waitForOpen(pty.path))
+        #expect(await run.waitForOpened())
         for (i, c) in [100, 110, 125, 130].enumerated() { pty.send("{\"steps\":\(c),\"seq\":\(i + 1),\"boot\":\"A\"}\n") }
-        #expect(run.wait(until: lineSeen("{\"steps\":130,\"seq\":4,\"boot\":\"A\"}")))
+        #expect(await run.wait(until: lineSeen("{\"steps\":130,\"seq\":4,\"boot\":\"A\"}")))
         // A reader stays connected across the stop (as `watch` would), so the writer's close is
         // not the last one and SQLite's own checkpoint-at-last-close does not happen.
         let reader = try HealthStore(path: db, mode: .readOnly)
         _ = try reader.count(SampleQuery())
         run.process.terminate()
-        #expect(run.finish() == 0)
+        #expect(await run.finish() == 0)
         let copy = db + ".copy"
         try FileManager.default.copyItem(atPath: db, toPath: copy)   // the main file only
         #expect(try storedSteps(copy) == 30)
@@ -182,22 +182,22 @@ import Testing
     }
 
     @Test(.enabled(if: WatchCommandTests.binary != nil))
-    func aHugeTrustedDeviceTimeIsRefusedNotFatal() throws {
+    func aHugeTrustedDeviceTimeIsRefusedNotFatal() async throws {
         // Issue #17 items 6 and 9: `t = 1e300` with --device-time trust crashed the command
         // (Int(_:) on the long-gap seconds) and would have stored a sample ending in year 506713.
         let db = tempDB()
         let pty = try PtyPeer()
         defer { withExtendedLifetime(pty) {} }  // the master must outlive the reads
         let watch = try Watch([pty.path, "--db", db, "--id", "W3", "--device-time", "trust"])
-        #expect(watch.waitForOpen(pty.path))
+        #expect(await watch.waitForOpened())
         let t = Int(Date().timeIntervalSince1970)
         let last = "{\"steps\":160,\"seq\":3,\"t\":\(t + 20)}"
         pty.send("{\"steps\":100,\"seq\":1,\"t\":\(t)}\n")
         pty.send("{\"steps\":150,\"seq\":2,\"t\":1e300}\n")     // refused: bad-time
         pty.send(last + "\n")                                        // +60 since the baseline
-        #expect(watch.wait(until: lineSeen(last)))
+        #expect(await watch.wait(until: lineSeen(last)))
         pty.unplug()
-        #expect(watch.finish() == 0)
+        #expect(await watch.finish() == 0)
         #expect(try storedSteps(db) == 60)
         let rejects = watch.all.filter { $0["event"] as? String == "reject" }
         #expect(rejects.count == 1 && rejects.first?["reason"] as? String == "bad-time")
@@ -208,21 +208,21 @@ import Testing
     /// A device enters the registry only once its port is open: `serial watch /dev/null` (not a
     /// tty) and a missing path leave no junk device behind (issue 17, item 17).
     @Test(.enabled(if: WatchCommandTests.binary != nil))
-    func onlyAnOpenedDeviceIsRegistered() throws {
+    func onlyAnOpenedDeviceIsRegistered() async throws {
         let db = tempDB()
-        #expect(try Watch(["/dev/null", "--db", db]).finish() == 64)
-        #expect(try Watch(["/dev/healthgate-missing-tty", "--db", db]).finish() == 69)
+        #expect(await (try Watch(["/dev/null", "--db", db])).finish() == 64)
+        #expect(await (try Watch(["/dev/healthgate-missing-tty", "--db", db])).finish() == 69)
         #expect(try HealthStore(path: db).devices().isEmpty)
         let pty = try PtyPeer()
         defer { withExtendedLifetime(pty) {} }
         let watch = try Watch([pty.path, "--db", db, "--id", "W9"])
-        #expect(watch.waitForOpen(pty.path))
+        #expect(await watch.waitForOpened())
         // The descriptor is open before the port's setup ends (termios, TIOCEXCL): an unplug in
         // that window is a device that vanished while being opened (exit 69, nothing registered;
         // seen in CI under load). Unplug only once the opened port is in the registry.
-        #expect(watch.wait { _ in (try? HealthStore(path: db, mode: .readOnly).devices().isEmpty) == false })
+        #expect(await watch.wait { _ in (try? HealthStore(path: db, mode: .readOnly).devices().isEmpty) == false })
         pty.unplug()
-        #expect(watch.finish() == 0)
+        #expect(await watch.finish() == 0)
         let devices = try HealthStore(path: db).devices()
         #expect(devices.map(\.device.localIdentifier) == ["serial:W9"])
         #expect(devices.first?.kind == .serial && devices.first?.address == pty.path)
@@ -231,33 +231,33 @@ import Testing
     /// `--reopen`: the hot-plug watcher opens the device again when it comes back (here a link
     /// that points at a new pty, as /dev/healthgate/pedometer-SERIAL would), and the count goes on.
     @Test(.enabled(if: WatchCommandTests.binary != nil))
-    func reopenPicksTheDeviceUpAgainAndContinuesTheCount() throws {
+    func reopenPicksTheDeviceUpAgainAndContinuesTheCount() async throws {
         let db = tempDB()
         let link = (db as NSString).deletingLastPathComponent + "/pedometer"
         let first = try PtyPeer()
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: first.path)
         let watch = try Watch([link, "--reopen", "--db", db, "--id", "RE"])
-        #expect(watch.waitForOpen(first.path))
+        #expect(await watch.waitForOpened())
         for (i, c) in [50, 54, 60].enumerated() { first.send("{\"steps\":\(c),\"seq\":\(i + 1)}\n") }
-        #expect(watch.wait(until: lineSeen("{\"steps\":60,\"seq\":3}")))
+        #expect(await watch.wait(until: lineSeen("{\"steps\":60,\"seq\":3}")))
         first.unplug()
-        #expect(watch.wait { events in events.contains { $0["event"] as? String == "unplugged" } })
+        #expect(await watch.wait { events in events.contains { $0["event"] as? String == "unplugged" } })
         let second = try PtyPeer()
         defer { withExtendedLifetime(second) {} }
         try FileManager.default.removeItem(atPath: link)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: second.path)
-        #expect(watch.waitForOpen(second.path))
+        #expect(await watch.waitForOpened(2))
         second.send("{\"steps\":71,\"seq\":4}\n")
-        #expect(watch.wait(until: lineSeen("{\"steps\":71,\"seq\":4}")))
+        #expect(await watch.wait(until: lineSeen("{\"steps\":71,\"seq\":4}")))
         watch.process.terminate()
-        #expect(watch.finish() == 0)
+        #expect(await watch.finish() == 0)
         #expect(try storedSteps(db) == 21)
         #expect(watch.count("summary") == 2)
     }
 
     @Test(.enabled(if: WatchCommandTests.binary != nil))
-    func missingDeviceExitsUnavailable() throws {
+    func missingDeviceExitsUnavailable() async throws {
         let watch = try Watch(["/dev/healthgate-missing-tty", "--no-store"])
-        #expect(watch.finish() == 69)
+        #expect(await watch.finish() == 69)
     }
 }

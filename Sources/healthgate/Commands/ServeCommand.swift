@@ -46,10 +46,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Allow a non-loopback address without TLS (tokens and data travel in clear text).")
     var allowPlainHttp = false
 
-    @Option(help: ArgumentHelp("The largest request body accepted, in bytes (larger: 413).", valueName: "bytes"))
+    @Option(help: ArgumentHelp("The largest request body accepted, in bytes (larger: 413); 1024 to 1 GiB.", valueName: "bytes"))
     var maxBodyBytes = APIServer.maxBodyBytes
 
-    @Option(help: ArgumentHelp("Events a /v1/live client may have waiting before its stream is closed (it resumes with Last-Event-ID).",
+    @Option(help: ArgumentHelp("Events a /v1/live client may have waiting before its stream is closed (it resumes with Last-Event-ID); 16 to 1,000,000.",
                                valueName: "events"))
     var liveClientBuffer = APIServer.defaultLiveClientBuffer
 
