@@ -104,7 +104,9 @@ package final class SimulatedLoad: Sendable {
     /// Starts the pedometers' writers and one driver thread that notifies every subscribed
     /// strap at ``rate`` (each strap its own seeded signal: RR intervals matching the bpm,
     /// Energy Expended every tenth notification).
-    package func start() {
+    /// - Parameter onSent: called on the driver thread after each notification a subscribed
+    ///   strap sent (the strap's index, what it sent, when): `simulate --sent-log`.
+    package func start(onSent: (@Sendable (_ strap: Int, _ measurement: HeartRateMeasurement, _ at: Date) -> Void)? = nil) {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         for p in pedometers { p.device.start(interval: pedometerInterval) }
         let thread = Thread { [self] in
@@ -115,12 +117,14 @@ package final class SimulatedLoad: Sendable {
                 for (k, s) in straps.enumerated() {
                     let m = signals[k].next(elapsed: period)
                     if s.peripheral.notifyHeartRate(m) {
-                        let t = Date().timeIntervalSince1970
+                        let now = Date()
+                        let t = now.timeIntervalSince1970
                         sent.withLock { all in
                             all[k].count += 1
                             all[k].recent.append(t)
                             if all[k].recent.count > Self.recentLimit { all[k].recent.removeFirst(all[k].recent.count / 2) }
                         }
+                        onSent?(k, m, now)
                     }
                 }
                 next += period

@@ -4,10 +4,11 @@
 `healthgate run` fed by `healthgate simulate` (docs/http-api.md, "The live page").
 
 Checks, each bounded in time:
-  1. every strap gets a tile that shows, as current, the heart rate the store last committed
-     for that strap (what the simulator last sent that the daemon received);
+  1. every strap gets a tile that shows, as current, the bpm its simulator last sent (read from
+     `simulate --sent-log`) and the store last committed for that strap;
   2. a strap that stops notifying (its simulator SIGSTOPped: the socket stays connected, so
-     only time can tell) turns stale: its tile shows no bpm as current, the others stay live;
+     only time can tell) shows the very last bpm it sent, then turns stale: its tile shows no
+     bpm as current, the others stay live;
   3. the bars of the seven-day steps chart equal `healthgate stats --interval 1d`'s daily sums,
      and each pedometer tile equals `stats` for that pedometer today;
   4. on a phone-sized window the page does not scroll sideways;
@@ -109,9 +110,14 @@ def main():
             raise Failed(f"healthgate {' '.join(a)} exited {r.returncode}: {r.stderr}")
         return r.stdout
 
+    sent_logs = []
+
     def simulate(name, straps, pedometers):
+        log = os.path.join(work, name + "-sent.jsonl")
+        sent_logs.append(log)
         c = Child([hg, "simulate", "--straps", str(straps), "--pedometers", str(pedometers), "--rate", "2",
-                   "--dir", os.path.join(work, name), "--config-out", os.path.join(work, name + ".toml"), "--json"], "simulate " + name)
+                   "--dir", os.path.join(work, name), "--config-out", os.path.join(work, name + ".toml"), "--json",
+                   "--sent-log", log], "simulate " + name)
         children.append(c)
         c.wait_line("{", 60, stream="out")
         return c, json.loads(next(l for l in c.out if "{" in l))
@@ -185,16 +191,30 @@ def main():
         wait_for("a live tile for each of the 3 straps", 60, all_live)
         figures["first_live_s"] = round(time.monotonic() - browser_ready, 1)
 
-        # 1. each tile shows the store's last heart rate of its strap.
+        def last_sent(key):
+            """The bpm the strap of `key` last sent, from its simulator's sent log (whole lines)."""
+            bpm = None
+            for log in sent_logs:
+                with open(log) as f:
+                    for line in f:
+                        o = json.loads(line)
+                        if "socket:" + o["socket"] == key:
+                            bpm = o["bpm"]
+            return bpm
+
+        # 1. each tile shows the bpm its simulator last sent, which is the store's last heart
+        # rate of that strap (the simulators keep sending: the check is repeated until the page
+        # has caught up with a notification before the next one is sent, 500 ms later).
         for key in keys:
             def matches():
                 t = next(t for t in tiles() if t["device"] == key)
+                sent = last_sent(key)
                 last = api("/v1/samples?" + urllib.parse.urlencode({"type": "heartRate", "device": key, "sort": "end", "order": "desc", "limit": "1"}))[0]
                 same_end = t["end"] and abs(datetime.datetime.fromisoformat(t["end"].replace("Z", "+00:00")).timestamp()
                                             - datetime.datetime.fromisoformat(last["end"].replace("Z", "+00:00")).timestamp()) < 0.001
-                return (t["state"] == "live" and same_end and float(t["bpm"]) == float(last["value"])
-                        and t["shown"] == str(round(last["value"]))) and t
-            wait_for(f"the tile of {key} showing the last committed heart rate", 15, matches, interval=0.05)
+                return (t["state"] == "live" and same_end and float(t["bpm"]) == float(last["value"]) == sent
+                        and t["shown"] == str(sent) and last_sent(key) == sent) and t
+            wait_for(f"the tile of {key} showing the bpm its simulator last sent", 15, matches, interval=0.05)
 
         # HRV: the page's RMSSD (the function the tiles use) against the definition, on intervals
         # with a reported gap, an artefact and a pause; then each tile shows it when its strap sends RR.
@@ -215,6 +235,11 @@ def main():
         # 2. a strap that stops notifying turns stale; the others stay live.
         halting.proc.send_signal(signal.SIGSTOP)
         stopped = time.monotonic()
+        # Before it turns stale, its tile shows exactly the last notification it sent.
+        final = last_sent(halted_key)
+        wait_for("the stopped strap's tile showing the last bpm it sent", 4,
+                 lambda: any(t["device"] == halted_key and t["state"] == "live" and t["shown"] == str(final)
+                             and float(t["bpm"]) == final for t in tiles()), interval=0.05)
 
         def halted_stale():
             ts = {t["device"]: t for t in tiles()}

@@ -2,7 +2,9 @@ import Platform
 import ArgumentParser
 import Foundation
 import Gateway
+import HeartRateProfile
 import Simulators
+import Sysexits
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -57,6 +59,10 @@ struct SimulateCommand: ParsableCommand {
     @Flag(help: "Print the paths as one JSON object once ready (and nothing else on stdout).")
     var json = false
 
+    @Option(help: ArgumentHelp("Append one JSON line per heart-rate notification sent ({strap, socket, bpm, rr (1/1024 s), energy, at}): what the daemon should store, to check a pipeline end to end.",
+                               valueName: "file"))
+    var sentLog: String?
+
     func validate() throws {
         guard (10...600_000).contains(pedometerIntervalMs) else { throw ValidationError("--pedometer-interval-ms must be 10…600000") }
         guard (1...60_000).contains(flushMs) else { throw ValidationError("--flush-ms must be 1…60000") }
@@ -93,8 +99,13 @@ struct SimulateCommand: ParsableCommand {
         let stop = StopSignal()
         let trap = SignalTrap(raising: stop)
         defer { trap.cancel() }
-
-        load.start()
+        let log = try sentLog.map { path in
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { load.stop(); throw FileAccess.failure(errno: errno, .write, path: path, what: "the sent log") }
+            return fd
+        }
+        defer { if let log { close(log) } }
+        load.start(onSent: log.map { fd in Self.sentLogLine(load: load, fd: fd) })
         if json {
             try JSONOutput.emit([
                 "config": configPath,
@@ -119,6 +130,22 @@ struct SimulateCommand: ParsableCommand {
         }
         load.stop()
         if !json { emitLine("Stopped after \(load.totalSent) notifications; the sockets are removed.") }
+    }
+}
+
+extension SimulateCommand {
+    /// Writes each sent notification as one JSON line with one write(2) (whole lines even when
+    /// the process is stopped between two); a full disk ends the log, not the simulation.
+    static func sentLogLine(load: SimulatedLoad, fd: Int32) -> @Sendable (Int, HeartRateMeasurement, Date) -> Void {
+        let straps = load.straps.map { (name: $0.name, socket: $0.socketPath) }
+        return { k, m, at in
+            var object: [String: Any] = ["strap": straps[k].name, "socket": straps[k].socket, "bpm": Int(m.beatsPerMinute),
+                                         "rr": m.rrIntervals.array.map(Int.init), "at": at.timeIntervalSince1970]
+            if let e = m.energyExpendedKJ { object["energy"] = Int(e) }
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+            let line = Array(data) + [0x0A]
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        }
     }
 }
 
