@@ -164,6 +164,9 @@ final class StreamTokenCheck: Sendable {
         var looking: Bool
     }
     private let cache = Mutex<[[UInt8]: Entry]>([:])
+    private let lookupCount = Atomic<Int>(0)
+    /// Store lookups made so far (what the single flight saves is counted in tests).
+    var lookups: Int { lookupCount.load(ordering: .relaxed) }
 
     init(store: StoreQueue, interval: Duration = .seconds(2)) {
         self.store = store
@@ -182,6 +185,7 @@ final class StreamTokenCheck: Sendable {
             return (nil, true)
         }
         guard mine else { return answer }
+        lookupCount.add(1, ordering: .relaxed)
         let valid = try? await store.run({ db in try AccessTokenRegistry(store: db).authenticate(token) != nil })
         let done = ContinuousClock.now   // the answer's age counts from when it was had
         cache.withLock { c in

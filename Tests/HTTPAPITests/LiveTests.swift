@@ -1,9 +1,11 @@
+import AccessTokens
 import Foundation
 import HealthGateTesting
 import HealthModel
 @testable import HealthStore
-import HTTPAPI
+@testable import HTTPAPI
 import Logging
+import Synchronization
 import Testing
 
 /// `GET /v1/live` over a real socket: `healthgate serve` as a child, `curl -N` as the client,
@@ -237,6 +239,39 @@ struct LiveTests {
         await offThread { kept.drop() }
         #expect(await offThread { server.stop() } == 0)
         #expect(server.stderr.contains("ended a /v1/live stream: its token 'coach' was revoked or has expired"), "\(server.stderr)")
+    }
+
+    @Test("streams of one token checking at once cost one store lookup, even while it is slow; a revocation is seen after the interval")
+    func tokenChecksAreSingleFlight() async throws {
+        let db = TempStore(), empty = TempStore()
+        let store = try db.open()
+        let made = try AccessTokenRegistry(store: store).create(name: "coach", scopes: TokenScopes(read: nil, write: []), expires: nil)
+        let queue = StoreQueue(store: store, empty: try empty.open())
+        let check = StreamTokenCheck(store: queue, interval: .milliseconds(1_500))
+        // The store's queue is busy (a long statistics query): the first lookup waits behind it.
+        let started = Atomic<Bool>(false)
+        let busy = Task { try await queue.run { _ in started.store(true, ordering: .relaxed); usleep(400_000) } }
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+        let answers = await withTaskGroup(of: Bool?.self) { group in
+            for _ in 0..<50 { group.addTask { await check.isValid(made.token) } }
+            return await group.reduce(into: [Bool?]()) { $0.append($1) }
+        }
+        try await busy.value
+        #expect(check.lookups == 1, "\(check.lookups) lookups for 50 checks of one token")
+        // The one lookup said valid; the others had its answer or none yet (nil keeps a stream open).
+        #expect(answers.contains(true) && !answers.contains(false), "\(answers)")
+        // Within the interval the answer is reused: a revocation is not looked up yet…
+        try AccessTokenRegistry(store: store).revoke(name: "coach")
+        #expect(await check.isValid(made.token) == true)
+        #expect(check.lookups == 1)
+        // …after it, one new lookup finds it revoked, and that answer is shared too.
+        try await Task.sleep(for: .milliseconds(1_600))
+        #expect(await check.isValid(made.token) == false)
+        #expect(await check.isValid(made.token) == false)
+        #expect(check.lookups == 2)
+        // Another token is looked up on its own.
+        #expect(await check.isValid("hg_0123456789abcdef_" + String(repeating: "ab", count: 32)) == false)
+        #expect(check.lookups == 3)
     }
 
     @Test("SIGTERM closes open streams and serve exits 0")
