@@ -76,8 +76,12 @@ final class DeviceBoard: DaemonStatus {
             d.battery = level
             remember(d)
             publish("battery", d, ["battery": level])
+        case .signal(let dBm, _):
+            d.rssi = dBm
+            remember(d)
         case .disconnected(let reason):
             d.connected = false
+            d.rssi = nil
             remember(d)
             publish("disconnected", d, ["reason": reason])
         case .subscribed:

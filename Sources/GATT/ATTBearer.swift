@@ -26,6 +26,15 @@ public protocol ATTBearer: AnyObject, Sendable {
     func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int?
     /// Closes the link. Idempotent; a blocked ``receive(into:)`` returns `nil`.
     func close()
+    /// The link's received signal strength in dBm as the local radio measures it, or nil when
+    /// this transport cannot tell (a Unix socket, an adapter that does not answer). May block
+    /// briefly (it asks the controller): call it from a thread that may wait.
+    func signalStrength() -> Int?
+}
+
+extension ATTBearer {
+    /// Transports without a radio have no signal strength.
+    public func signalStrength() -> Int? { nil }
 }
 
 /// Why a bearer could not send or receive.

@@ -25,6 +25,8 @@ package struct StrapEventLog: Sendable {
             logger.info("\(name): subscribed to heart rate notifications\(n == 1 ? "" : " (connection \(n))")")
         case .battery(let level, _):
             logger.debug("\(name): battery \(level) %")
+        case .signal(let dBm, _):
+            logger.debug("\(name): signal \(dBm) dBm")
         case .disconnected(let reason):
             var why = reason
             while why.hasSuffix(".") || why.hasSuffix(" ") { why.removeLast() }
@@ -74,7 +76,7 @@ package final class StrapRegistry: Sendable {
                     logger.warning("could not record the battery level of \(localIdentifier): \(error)")
                 }
             }
-        case .subscribed, .disconnected:
+        case .subscribed, .disconnected, .signal:
             break
         }
     }

@@ -92,6 +92,9 @@ package struct StrapSource: IngestSource {
         case subscribed(connection: Int)
         /// A Battery Level notification.
         case battery(level: Int, at: Date)
+        /// The link's received signal strength in dBm (HCI Read RSSI), read once subscribed and
+        /// every ``StrapSource/signalInterval`` while connected; only over Bluetooth.
+        case signal(dBm: Int, at: Date)
         /// The link of a set-up connection ended by itself (not by a stop); the runner reconnects.
         case disconnected(reason: String)
     }
@@ -144,6 +147,9 @@ package struct StrapSource: IngestSource {
         var description: String { reason }
     }
 
+    /// How often a connected strap's signal strength is read (seconds).
+    package static let signalInterval = 10.0
+
     package func run(into ring: SampleRing, slots: SlotTable, stop: StopSignal) throws {
         let bearer = try connect(stop)
         if stop.isRaised { bearer.close(); return }
@@ -181,7 +187,16 @@ package struct StrapSource: IngestSource {
         defer { connection.closeAndWait() }
         counters.subscribed.store(true, ordering: .relaxed)
         events?(.subscribed(connection: number))
-        ended.wait()
+        // This thread only waits for the link to end: it asks the radio for the link's signal
+        // strength meanwhile (a transport without one answers nil once and is not asked again).
+        if let events, let first = bearer.signalStrength() {
+            events(.signal(dBm: first, at: Date()))
+            while ended.wait(timeout: .now() + Self.signalInterval) == .timedOut {
+                if let dBm = bearer.signalStrength() { events(.signal(dBm: dBm, at: Date())) }
+            }
+        } else {
+            ended.wait()
+        }
         counters.subscribed.store(false, ordering: .relaxed)
         if stop.isRaised { return }
         let why = connection.endReason ?? "the link ended"

@@ -51,6 +51,9 @@ package struct ManagedDevice: Sendable, Equatable {
     package var connected: Bool?
     /// Battery level in percent, when the device reports it.
     package var battery: Int?
+    /// The link's last signal strength in dBm while connected (a strap over Bluetooth; nil for
+    /// a Unix-socket strap, a pedometer, or a controller that does not say).
+    package var rssi: Int?
     /// When its last sample was committed (its end time).
     package var lastSample: Date?
     /// The sensor contact its last heart-rate sample reported (nil: the strap does not say).
@@ -80,6 +83,7 @@ package struct ManagedDevice: Sendable, Equatable {
         var o: [String: Any] = ["kind": kind, "name": name]
         if let connected { o["connected"] = connected }
         if let battery { o["battery"] = battery }
+        if let rssi { o["rssi"] = rssi }
         guard mayRead(sampleType) else { return o }
         if let lastSample { o["lastSample"] = ISO8601.string(lastSample) }
         if let contact { o["contact"] = contact }

@@ -88,7 +88,8 @@ package final class ServerMetrics: Sendable {
     /// `run`'s figures, read at scrape time: the pipeline's counters as counters (each moved on
     /// by what it grew since the last scrape, so they stay monotonic), its depths as gauges, and
     /// per device `connected`, `battery_percent` (only while connected: a battery level read
-    /// before a disconnect is not a current one) and `last_sample_age_seconds`. A device's series
+    /// before a disconnect is not a current one), `rssi_dbm` (while connected, over Bluetooth)
+    /// and `last_sample_age_seconds`. A device's series
     /// that no longer applies is removed, not left at its last value.
     private func record(_ status: any DaemonStatus, uplinks: [UplinkLag]) {
         let p = status.pipeline()
@@ -126,6 +127,7 @@ package final class ServerMetrics: Sendable {
                 }
                 if let c = d.connected { device("connected", "", "1 while the device is connected.", c ? 1 : 0) }
                 if let b = d.battery, d.connected != false { device("battery", "percent", "Battery level, while connected.", Double(b)) }
+                if let r = d.rssi, d.connected == true { device("rssi", "dbm", "The link's received signal strength (HCI Read RSSI), while connected.", Double(r)) }
                 if let t = d.lastSample { device("last_sample_age", "seconds", "Seconds since its last committed sample ended.", now.timeIntervalSince(t)) }
             }
             for u in uplinks {

@@ -140,7 +140,7 @@ package final class HomeAssistantPublisher: Sendable {
                 d.battery = level
             case .disconnected:
                 d.connected = false
-            case .subscribed:
+            case .subscribed, .signal:
                 return
             }
             update(local, d)

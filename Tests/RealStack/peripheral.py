@@ -25,7 +25,8 @@ paired, pairing-failed, encrypted, cp-write, energy-reset, advertising-on/off, h
 
 Control: a unix socket (``--control PATH``) taking one JSON object per line and answering one JSON
 line each:
-  {"cmd": "status"}                          -> straps, connections, subscriptions, counters
+  {"cmd": "status"}                          -> straps, connections, subscriptions, counters, and
+                                                how often the kernel asked for a link's RSSI
   {"cmd": "drop", "strap": "A"}              -> stop notifying, disconnect (advertising restarts)
   {"cmd": "vanish", "strap": "A", "seconds": 10}
                                              -> disconnect and stop advertising for N s
@@ -69,6 +70,26 @@ BEACON = dict(name="HG Beacon", address="F0:48:47:00:00:BE")
 DEVICE_INFO = dict(manufacturer_name="HealthGate Test Peers", model_number="Bumble-HRS-1",
                    hardware_revision="hw-1.0", firmware_revision="fw-2.3.4", software_revision="sw-5.6")
 BATTERY = {"A": 87, "B": 64, "C": 42}
+# What the kernel-side radio "measures" for each strap's link (HCI Read RSSI), in dBm.
+RSSI = {"A": -58, "B": -71, "C": -64}
+
+
+class KernelSide(Controller):
+    """Bumble's emulated controller, answering HCI Read RSSI (Core 5.3 Vol 4 Part E 7.5.4), which
+    it lists as supported but leaves unhandled: the link's figure is the strap's RSSI entry; an
+    unknown handle is answered as a real controller does (Unknown Connection Identifier)."""
+
+    rssi_reads = 0
+
+    def on_hci_read_rssi_command(self, command):
+        connection = self.find_connection_by_handle(command.handle)
+        strap = None if connection is None else next(
+            (k for k, spec in STRAPS.items() if str(connection.peer_address).startswith(spec["address"])), None)
+        if strap is None:
+            return hci.HCI_Read_RSSI_ReturnParameters(
+                status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR, handle=command.handle, rssi=127)
+        KernelSide.rssi_reads += 1
+        return hci.HCI_Read_RSSI_ReturnParameters(status=hci.HCI_ErrorCode.SUCCESS, handle=command.handle, rssi=RSSI[strap])
 
 
 class Air(LocalLink):
@@ -272,7 +293,7 @@ class Control:
         cmd = request["cmd"]
         strap = self.straps.get(request.get("strap", ""))
         if cmd == "status":
-            return {"ok": True, "straps": {k: s.status() for k, s in self.straps.items()}}
+            return {"ok": True, "straps": {k: s.status() for k, s in self.straps.items()}, "rssi_reads": KernelSide.rssi_reads}
         if cmd == "mark":
             self.log.write("mark", label=request.get("label", ""))
             return {"ok": True}
@@ -331,7 +352,7 @@ async def main() -> None:
     log = Log(args.log)
     air = Air()
     hci_transport = await open_transport(args.hci)
-    kernel_side = Controller("kernel-side", host_source=hci_transport.source, host_sink=hci_transport.sink,
+    kernel_side = KernelSide("kernel-side", host_source=hci_transport.source, host_sink=hci_transport.sink,
                              link=air, public_address="C0:FF:EE:48:47:01")
     # Bumble's emulated controller answers legacy scans with *extended* advertising reports when it
     # claims LE Extended Advertising, and with LL Privacy Linux waits for an Enhanced Connection

@@ -1,15 +1,20 @@
 """The daemon against the real kernel stack: `healthgate run` with a configured strap keeps it
 connected across a dropped link (reconnect and notifications re-enabled by itself), stores exactly
 what the strap sent (heart rate, contact, RR, energy across the outage), and SIGTERM drains,
-commits and exits 0. The device registry then knows the strap as `pair` would have left it."""
+commits and exits 0. The device registry then knows the strap as `pair` would have left it. While
+connected, the daemon reads the link's RSSI from the controller (HCI Read RSSI) and `/metrics`
+reports the figure the peer's radio answers."""
+import re
 import signal
+import time
 
 from harness.ble import addr, compare, quiesce, release, settle, wait_notifications, wait_subscribed
 from harness.core import Context, scenario
-from peripheral import BATTERY
+from peripheral import BATTERY, RSSI
 from scenarios.pair import remembered, values
 
 BACK_WITHIN = 5.0
+METRICS_PORT = 8731
 
 
 @scenario("daemon", "run keeps a configured strap connected across a dropped link; SIGTERM commits everything",
@@ -18,12 +23,28 @@ def daemon(ctx: Context) -> None:
     config = f"{ctx.guest_tmp}/daemon.toml"
     # No address_type: run must work out that the strap's static random address is random.
     ctx.sh(f"printf '%s\\n' 'status_interval = 5' '[[strap]]' 'address = \"{addr(ctx, 'A')}\"' "
-           f"'name = \"Chest A\"' > {config}")
+           f"'name = \"Chest A\"' '[http]' 'listen = \"127.0.0.1:{METRICS_PORT}\"' > {config}")
+    ctx.sh("ip link set lo up")
+    token = ctx.hg("token", "create", "--name", "prom", "--metrics").stdout.strip()
     since = ctx.peer.mark("daemon starts")
     process = ctx.hg_spawn("run", "--config", config)
     try:
         wait_subscribed(ctx, "A", since, process=process)
         wait_notifications(ctx, "A", since, 8, timeout=30)
+        # The link's signal strength, as the controller measures it, on /metrics.
+        line = re.compile(r'^healthgate_device_rssi_dbm\{[^}]*name="Chest A"[^}]*\} (-?[0-9.]+)$', re.M)
+        deadline, seen, figure = time.monotonic() + 20, "", None
+        while time.monotonic() < deadline and figure is None:
+            seen = ctx.guest.sh(f"curl -s -H 'Authorization: Bearer {token}' http://127.0.0.1:{METRICS_PORT}/metrics",
+                                timeout=15, check=False).stdout
+            found = line.search(seen)
+            figure = float(found.group(1)) if found else None
+            if figure is None:
+                time.sleep(1)
+        ctx.say(f"  /metrics: strap A's RSSI {figure} dBm (the peer's radio says {RSSI['A']})")
+        ctx.expect(figure == RSSI["A"], f"/metrics of `run` does not report strap A's RSSI {RSSI['A']} dBm (HCI Read RSSI) "
+                                        f"within 20 s: {[l for l in seen.splitlines() if 'rssi' in l] or seen[-600:]}")
+        ctx.expect(ctx.peer.command("status").get("rssi_reads", 0) >= 1, "the controller was never asked for the link's RSSI")
         # Nothing in flight when the link drops: a notification the strap's controller still held
         # at that instant is lost over the air (notifications are unacknowledged), whatever the
         # gateway does, yet the strap's log would count it as sent.
