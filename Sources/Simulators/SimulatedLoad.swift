@@ -233,3 +233,38 @@ package final class SimulatedLoad: Sendable {
         return text
     }
 }
+
+extension SimulatedLoad {
+    /// `simulate --sent-log`: one JSON line per heart-rate notification sent —
+    /// `{"strap", "socket", "bpm", "rr" (1/1024 s ticks), "energy"?, "at"}` — what a daemon fed by
+    /// this load should store, for checking a pipeline end to end (the live page's browser test).
+    /// Each line is one `write(2)` to a file opened for appending: whole lines even when the
+    /// process is stopped between two. A failed write (a full disk) loses that line, never the
+    /// simulation.
+    package final class SentLog: Sendable {
+        private let fd: Int32
+        private let straps: [(name: String, socket: String)]
+
+        /// Opens (creates) `path` for appending.
+        /// - Throws: `POSIXError` with the `open(2)` errno.
+        package init(path: String, load: SimulatedLoad) throws {
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            self.fd = fd
+            self.straps = load.straps.map { (name: $0.name, socket: $0.socketPath) }
+        }
+
+        deinit { close(fd) }
+
+        /// Writes the line of `measurement`, sent by strap `index` at `at` (``SimulatedLoad/start(onSent:)``).
+        @Sendable package func record(_ index: Int, _ measurement: HeartRateMeasurement, _ at: Date) {
+            var object: [String: Any] = ["strap": straps[index].name, "socket": straps[index].socket,
+                                         "bpm": Int(measurement.beatsPerMinute), "rr": measurement.rrIntervals.array.map(Int.init),
+                                         "at": at.timeIntervalSince1970]
+            if let e = measurement.energyExpendedKJ { object["energy"] = Int(e) }
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+            let line = Array(data) + [0x0A]
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        }
+    }
+}

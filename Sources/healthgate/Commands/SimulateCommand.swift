@@ -2,7 +2,6 @@ import Platform
 import ArgumentParser
 import Foundation
 import Gateway
-import HeartRateProfile
 import Simulators
 import Sysexits
 #if canImport(Glibc)
@@ -99,13 +98,12 @@ struct SimulateCommand: ParsableCommand {
         let stop = StopSignal()
         let trap = SignalTrap(raising: stop)
         defer { trap.cancel() }
-        let log = try sentLog.map { path in
-            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { load.stop(); throw FileAccess.failure(errno: errno, .write, path: path, what: "the sent log") }
-            return fd
+        let log: SimulatedLoad.SentLog?
+        do { log = try sentLog.map { try SimulatedLoad.SentLog(path: $0, load: load) } } catch {
+            load.stop()
+            throw FileAccess.failure(error, .write, path: sentLog ?? "", what: "the sent log") ?? error
         }
-        defer { if let log { close(log) } }
-        load.start(onSent: log.map { fd in Self.sentLogLine(load: load, fd: fd) })
+        load.start(onSent: log?.record)
         if json {
             try JSONOutput.emit([
                 "config": configPath,
@@ -130,22 +128,6 @@ struct SimulateCommand: ParsableCommand {
         }
         load.stop()
         if !json { emitLine("Stopped after \(load.totalSent) notifications; the sockets are removed.") }
-    }
-}
-
-extension SimulateCommand {
-    /// Writes each sent notification as one JSON line with one write(2) (whole lines even when
-    /// the process is stopped between two); a full disk ends the log, not the simulation.
-    static func sentLogLine(load: SimulatedLoad, fd: Int32) -> @Sendable (Int, HeartRateMeasurement, Date) -> Void {
-        let straps = load.straps.map { (name: $0.name, socket: $0.socketPath) }
-        return { k, m, at in
-            var object: [String: Any] = ["strap": straps[k].name, "socket": straps[k].socket, "bpm": Int(m.beatsPerMinute),
-                                         "rr": m.rrIntervals.array.map(Int.init), "at": at.timeIntervalSince1970]
-            if let e = m.energyExpendedKJ { object["energy"] = Int(e) }
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-            let line = Array(data) + [0x0A]
-            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        }
     }
 }
 
