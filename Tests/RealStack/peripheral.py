@@ -14,6 +14,7 @@ One process holds one Bumble ``LocalLink`` (the air) with:
                              Device Information strings, Battery
       strap B  "HG Strap B"  the same, a second strap for the two-straps scenario
       strap C  "HG Strap NoCP" a strap without the Heart Rate Control Point (2A39 absent)
+      straps D-G "HG Strap D".."G" dormant full straps for the many-straps scenario
       beacon   "HG Beacon"   a non-HR advertiser (Battery service UUID + manufacturer data)
 
 Every value sent is logged as one JSON line in ``--log`` (the ground truth the scenarios compare
@@ -35,6 +36,8 @@ line each:
                                                 stopping the gateway, so no value is in flight)
   {"cmd": "mark", "label": "..."}            -> a marker line in the log
   {"cmd": "advertise", "strap": "B", "on": false}
+  {"cmd": "period", "strap": "G", "seconds": 0.05}  -> notify every 50 ms from now on
+Straps D-G are dormant (powered, not advertising) until told to advertise.
 Prints READY on stdout when every device advertises.
 """
 from __future__ import annotations
@@ -65,13 +68,18 @@ STRAPS = {
     "A": dict(name="HG Strap A", address="F0:48:47:00:00:0A", control_point=True, serial="HGA-0001"),
     "B": dict(name="HG Strap B", address="F0:48:47:00:00:0B", control_point=True, serial="HGB-0002"),
     "C": dict(name="HG Strap NoCP", address="F0:48:47:00:00:0C", control_point=False, serial="HGC-0003"),
+    # Dormant until the many-straps scenario asks them to advertise: invisible to the others.
+    "D": dict(name="HG Strap D", address="F0:48:47:00:00:0D", control_point=True, serial="HGD-0004", dormant=True),
+    "E": dict(name="HG Strap E", address="F0:48:47:00:00:0E", control_point=True, serial="HGE-0005", dormant=True),
+    "F": dict(name="HG Strap F", address="F0:48:47:00:00:0F", control_point=True, serial="HGF-0006", dormant=True),
+    "G": dict(name="HG Strap G", address="F0:48:47:00:00:10", control_point=True, serial="HGG-0007", dormant=True),
 }
 BEACON = dict(name="HG Beacon", address="F0:48:47:00:00:BE")
 DEVICE_INFO = dict(manufacturer_name="HealthGate Test Peers", model_number="Bumble-HRS-1",
                    hardware_revision="hw-1.0", firmware_revision="fw-2.3.4", software_revision="sw-5.6")
-BATTERY = {"A": 87, "B": 64, "C": 42}
+BATTERY = {"A": 87, "B": 64, "C": 42, "D": 90, "E": 80, "F": 70, "G": 60}
 # What the kernel-side radio "measures" for each strap's link (HCI Read RSSI), in dBm.
-RSSI = {"A": -58, "B": -71, "C": -64}
+RSSI = {"A": -58, "B": -71, "C": -64, "D": -60, "E": -62, "F": -66, "G": -68}
 
 
 class KernelSide(Controller):
@@ -136,7 +144,7 @@ class Strap:
         self.subscribers: dict[int, object] = {}   # connection handle -> connection
         self.connections: dict[int, object] = {}
         self.held = False
-        self.advertising_wanted = True
+        self.advertising_wanted = not spec.get("dormant", False)
         self.hrs = HeartRateService(
             read_heart_rate_measurement=lambda _c: self.measurement(peek=True),
             body_sensor_location=HeartRateService.BodySensorLocation.CHEST,
@@ -320,6 +328,8 @@ class Control:
             task = asyncio.create_task(self.reappear(strap, seconds))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
+        elif cmd == "period":
+            strap.period = float(request["seconds"])
         elif cmd == "advertise":
             strap.advertising_wanted = bool(request.get("on", True))
             if strap.advertising_wanted:
@@ -343,7 +353,7 @@ async def main() -> None:
     parser.add_argument("--hci", required=True, help="transport for the kernel-facing controller, e.g. unix-server:/path/vhci.sock")
     parser.add_argument("--control", required=True, help="unix socket path for the JSON-lines control channel")
     parser.add_argument("--log", required=True, help="JSON-lines log of every value sent and every event")
-    parser.add_argument("--straps", default="A,B,C", help="which straps exist (comma-separated keys of STRAPS)")
+    parser.add_argument("--straps", default=",".join(STRAPS), help="which straps exist (comma-separated keys of STRAPS)")
     parser.add_argument("--no-beacon", action="store_true", help="no non-HR advertiser")
     parser.add_argument("--period", type=float, default=0.25, help="seconds between notifications")
     args = parser.parse_args()
@@ -362,7 +372,8 @@ async def main() -> None:
     straps = {k: Strap(k, STRAPS[k], air, log, args.period) for k in args.straps.split(",") if k}
     for strap in straps.values():
         await strap.device.power_on()
-        await strap.start_advertising()
+        if strap.advertising_wanted:
+            await strap.start_advertising()
     if not args.no_beacon:
         await make_beacon(air, log)
     control = Control(straps, log)

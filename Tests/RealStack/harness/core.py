@@ -80,10 +80,10 @@ class Context:
         self.say(f"  $ {shlex.join(argv)}")
         return self.record(self.guest.run(argv, timeout=timeout, env=environment))
 
-    def hg_spawn(self, *args: str, db: str | None = None) -> Process:
+    def hg_spawn(self, *args: str, db: str | None = None, env: dict | None = None) -> Process:
         argv = [str(self.healthgate), *args]
         self.say(f"  $ {shlex.join(argv)} &")
-        process = self.guest.spawn(argv, env={"HEALTHGATE_DB": db or self.db})
+        process = self.guest.spawn(argv, env={"HEALTHGATE_DB": db or self.db, **(env or {})})
         self.spawned.append(process)
         return process
 
