@@ -247,18 +247,17 @@ extension L2CAPSocket: ATTBearer {
         }
     }
 
-    /// The link's RSSI in dBm: HCI Read RSSI (Core 5.3, Vol 4, Part E, 7.5.4) on the connection's
-    /// handle (`L2CAP_CONNINFO`), sent to the adapter the socket is bound to. The kernel lets any
-    /// user send this command (it is in the raw HCI socket's security filter). Nil when the link
-    /// is closed, the adapter is not found, or the controller does not answer within a second
-    /// or refuses (127 is "not available").
+    /// The link's RSSI in dBm, from the kernel: the management command Get Connection
+    /// Information (`MGMT_OP_GET_CONN_INFO`, BlueZ doc/mgmt-api.txt), which bluetoothd uses too.
+    /// The kernel sends HCI Read RSSI itself, in turn with its own commands, and caches the
+    /// answer for a second or more. (Sending Read RSSI over a raw HCI socket instead left some
+    /// LE links up after their last socket closed: the real-stack `two-straps` scenario.)
+    /// Needs CAP_NET_ADMIN, which `run` has. Nil when the link is closed, the adapter is not
+    /// found, the kernel refuses, or no answer comes within a second; 127 is "not available".
     package func signalStrength() -> Int? {
-        var info = l2cap_conninfo()
         var local = sockaddr_l2()
         let ok = fdState.withLock { fd -> Bool in
             guard fd >= 0 else { return false }
-            var len = socklen_t(MemoryLayout<l2cap_conninfo>.size)
-            guard getsockopt(fd, SOL_L2CAP, L2CAP_CONNINFO, &info, &len) == 0 else { return false }
             var slen = socklen_t(MemoryLayout<sockaddr_l2>.size)
             return withUnsafeMutablePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &slen) == 0 }
@@ -267,13 +266,8 @@ extension L2CAPSocket: ATTBearer {
         guard ok else { return nil }
         var text = [CChar](repeating: 0, count: 18)
         _ = ba2str(&local.l2_bdaddr, &text)
-        let device = hci_devid(text)
-        guard device >= 0 else { return nil }
-        let dd = hci_open_dev(device)
-        guard dd >= 0 else { return nil }
-        defer { hci_close_dev(dd) }
-        var rssi: Int8 = 0
-        guard hci_read_rssi(dd, info.hci_handle, &rssi, 1_000) == 0, rssi != 127 else { return nil }
-        return Int(rssi)
+        let index = hci_devid(text)
+        guard index >= 0 else { return nil }
+        return ManagementSocket.connectionRSSI(index: UInt16(index), address: address, type: addressType.kernelValue)
     }
 }

@@ -92,7 +92,7 @@ package struct StrapSource: IngestSource {
         case subscribed(connection: Int)
         /// A Battery Level notification.
         case battery(level: Int, at: Date)
-        /// The link's received signal strength in dBm (HCI Read RSSI), read once subscribed and
+        /// The link's received signal strength in dBm (the kernel's Get Connection Information), read once subscribed and
         /// every ``StrapSource/signalInterval`` while connected; only over Bluetooth.
         case signal(dBm: Int, at: Date)
         /// The link of a set-up connection ended by itself (not by a stop); the runner reconnects.

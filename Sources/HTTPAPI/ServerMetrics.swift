@@ -127,7 +127,7 @@ package final class ServerMetrics: Sendable {
                 }
                 if let c = d.connected { device("connected", "", "1 while the device is connected.", c ? 1 : 0) }
                 if let b = d.battery, d.connected != false { device("battery", "percent", "Battery level, while connected.", Double(b)) }
-                if let r = d.rssi, d.connected == true { device("rssi", "dbm", "The link's received signal strength (HCI Read RSSI), while connected.", Double(r)) }
+                if let r = d.rssi, d.connected == true { device("rssi", "dbm", "The link's received signal strength as the controller measures it, while connected.", Double(r)) }
                 if let t = d.lastSample { device("last_sample_age", "seconds", "Seconds since its last committed sample ended.", now.timeIntervalSince(t)) }
             }
             for u in uplinks {

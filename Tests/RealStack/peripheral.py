@@ -85,7 +85,9 @@ RSSI = {"A": -58, "B": -71, "C": -64, "D": -60, "E": -62, "F": -66, "G": -68}
 class KernelSide(Controller):
     """Bumble's emulated controller, answering HCI Read RSSI (Core 5.3 Vol 4 Part E 7.5.4), which
     it lists as supported but leaves unhandled: the link's figure is the strap's RSSI entry; an
-    unknown handle is answered as a real controller does (Unknown Connection Identifier)."""
+    unknown handle is answered as a real controller does (Unknown Connection Identifier). The
+    kernel asks for it (and for the transmit power) when the gateway sends the management
+    command Get Connection Information."""
 
     rssi_reads = 0
 
@@ -98,6 +100,16 @@ class KernelSide(Controller):
                 status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR, handle=command.handle, rssi=127)
         KernelSide.rssi_reads += 1
         return hci.HCI_Read_RSSI_ReturnParameters(status=hci.HCI_ErrorCode.SUCCESS, handle=command.handle, rssi=RSSI[strap])
+
+    def on_hci_read_transmit_power_level_command(self, command):
+        """Read Transmit Power Level (7.3.35), which the kernel sends with Read RSSI when asked for a
+        connection's information (mgmt Get Connection Information): Bumble has no class for it,
+        so the Command Complete is built from its bytes. Handle, then -8 dBm, for any handle."""
+        op = command.op_code
+        handle = command.parameters[0:2]
+        raw = bytes([0x04, 0x0E, 7, 1, op & 0xFF, op >> 8, 0]) + handle + bytes([0xF8])
+        self.send_hci_packet(hci.HCI_Packet.from_bytes(raw))
+        return None
 
 
 class Air(LocalLink):

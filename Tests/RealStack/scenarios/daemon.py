@@ -2,7 +2,7 @@
 connected across a dropped link (reconnect and notifications re-enabled by itself), stores exactly
 what the strap sent (heart rate, contact, RR, energy across the outage), and SIGTERM drains,
 commits and exits 0. The device registry then knows the strap as `pair` would have left it. While
-connected, the daemon reads the link's RSSI from the controller (HCI Read RSSI) and `/metrics`
+connected, the daemon reads the link's RSSI (the kernel's Get Connection Information) and `/metrics`
 reports the figure the peer's radio answers."""
 import re
 import signal
@@ -42,7 +42,7 @@ def daemon(ctx: Context) -> None:
             if figure is None:
                 time.sleep(1)
         ctx.say(f"  /metrics: strap A's RSSI {figure} dBm (the peer's radio says {RSSI['A']})")
-        ctx.expect(figure == RSSI["A"], f"/metrics of `run` does not report strap A's RSSI {RSSI['A']} dBm (HCI Read RSSI) "
+        ctx.expect(figure == RSSI["A"], f"/metrics of `run` does not report strap A's RSSI {RSSI['A']} dBm "
                                         f"within 20 s: {[l for l in seen.splitlines() if 'rssi' in l] or seen[-600:]}")
         ctx.expect(ctx.peer.command("status").get("rssi_reads", 0) >= 1, "the controller was never asked for the link's RSSI")
         # Nothing in flight when the link drops: a notification the strap's controller still held
