@@ -17,8 +17,9 @@ file copied into `scenarios/`): it found two problems it cannot pass with yet.
   2. In three runs the daemon stopped cleanly (exit 0, everything committed), yet one to four of
      the seven links stayed up at the peer for 60 s after the process was gone (the kernel
      drops an LE link about 2 s after its last socket closes; with two straps it always does).
-     The btmon capture is cut short (a 9p copy while btmon writes), so whether the kernel sent
-     HCI Disconnect for them is not known yet.
+     Those runs read RSSI with HCI Read RSSI over a raw HCI socket, which later proved to leave
+     links up in `two-straps` too; RSSI now goes through the kernel's Get Connection
+     Information, with which `two-straps` passes again. Re-check this one with it.
 To run it: copy it into `scenarios/`. It needs the peer's dormant straps D–G and its `period`
 command (peripheral.py), both in place."""
 import signal
