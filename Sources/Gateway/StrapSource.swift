@@ -187,13 +187,13 @@ package struct StrapSource: IngestSource {
         defer { connection.closeAndWait() }
         counters.subscribed.store(true, ordering: .relaxed)
         events?(.subscribed(connection: number))
-        // This thread only waits for the link to end: it asks the radio for the link's signal
-        // strength meanwhile (a transport without one answers nil once and is not asked again).
-        if let events, let first = bearer.signalStrength() {
-            events(.signal(dBm: first, at: Date()))
-            while ended.wait(timeout: .now() + Self.signalInterval) == .timedOut {
+        // This thread only waits for the link to end: it asks for the link's signal strength
+        // meanwhile, every interval (a read that fails — the kernel busy with other links, a
+        // transport without a radio — gives no event; the next may).
+        if let events {
+            repeat {
                 if let dBm = bearer.signalStrength() { events(.signal(dBm: dBm, at: Date())) }
-            }
+            } while ended.wait(timeout: .now() + Self.signalInterval) == .timedOut
         } else {
             ended.wait()
         }
