@@ -203,7 +203,8 @@ public enum ISO8601 {
     static let monthNames = ["January", "February", "March", "April", "May", "June", "July",
                              "August", "September", "October", "November", "December"]
 
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
+    /// The days in `month` (1–12) of `year`, proleptic Gregorian.
+    @inlinable package static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -211,7 +212,8 @@ public enum ISO8601 {
         }
     }
 
-    static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days-from-civil).
+    @inlinable package static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
         let y = m <= 2 ? y0 - 1 : y0
         let era = floorDiv(y, 400)
         let yoe = y - era * 400
@@ -232,7 +234,7 @@ public enum ISO8601 {
         return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
     }
 
-    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+    @usableFromInline static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : -((-a + b - 1) / b)
     }
 

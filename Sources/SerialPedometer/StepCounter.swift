@@ -351,15 +351,23 @@ package struct StepCounter: Sendable {
     /// Emits `delta` steps over [b, next] and makes `next` the baseline.
     private mutating func emit(_ delta: UInt64, from b: CounterState.Baseline, to next: CounterState.Baseline,
                                into out: inout CounterOutput) {
-        var (start, end, _) = span(from: b, deviceTime: next.deviceTime, receivedAt: next.receivedAt)
+        let (start, end, _) = span(from: b, deviceTime: next.deviceTime, receivedAt: next.receivedAt)
+        append(delta, start: start, end: end,
+               id: "serial:\(configuration.deviceID):\(state.segment):\(next.boot ?? b.boot ?? "-"):\(key(b))-\(key(next)):\(b.count)-\(next.count)",
+               into: &out)
+        state.baseline = next
+    }
+
+    /// Appends a step interval of `steps` over [start, end] (its timing checked first) under
+    /// sync identifier `id`, and counts it.
+    private mutating func append(_ steps: UInt64, start: Double, end: Double, id: String, into out: inout CounterOutput) {
+        var start = start
         let uncertain = checkTiming(start: &start, end: end, into: &out)
-        let id = "serial:\(configuration.deviceID):\(state.segment):\(next.boot ?? b.boot ?? "-"):\(key(b))-\(key(next)):\(b.count)-\(next.count)"
-        out.samples.append(StepInterval(steps: delta, start: Date(timeIntervalSince1970: start),
+        out.samples.append(StepInterval(steps: steps, start: Date(timeIntervalSince1970: start),
                                         end: Date(timeIntervalSince1970: end), syncIdentifier: id,
                                         timingUncertain: uncertain))
-        state.tally.steps += delta
+        state.tally.steps += steps
         state.tally.samples += 1
-        state.baseline = next
     }
 
     private mutating func processCumulative(_ c: UInt64, _ r: PedometerReading, _ now: Double) -> CounterOutput {
@@ -518,14 +526,9 @@ package struct StepCounter: Sendable {
             out.events.append(.implausible(steps: d, seconds: seconds))
             return out
         }
-        let uncertain = checkTiming(start: &start, end: end, into: &out)
         let from = previous.map(key) ?? "-"
-        let id = "serial:\(configuration.deviceID):\(state.segment):\(r.boot ?? "-"):d\(from)-\(key(next)):\(d)"
-        out.samples.append(StepInterval(steps: d, start: Date(timeIntervalSince1970: start),
-                                        end: Date(timeIntervalSince1970: end), syncIdentifier: id,
-                                        timingUncertain: uncertain))
-        state.tally.steps += d
-        state.tally.samples += 1
+        append(d, start: start, end: end, id: "serial:\(configuration.deviceID):\(state.segment):\(r.boot ?? "-"):d\(from)-\(key(next)):\(d)",
+               into: &out)
         return out
     }
 }

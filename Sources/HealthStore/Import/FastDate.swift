@@ -35,7 +35,7 @@ package enum FastDate {
             return true
         }
         guard let year = digits(4), take(0x2D), let month = digits(2), take(0x2D), let day = digits(2) else { return nil }
-        guard (1...9999).contains(year), (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+        guard (1...9999).contains(year), (1...12).contains(month), day >= 1, day <= ISO8601.daysIn(month: month, year: year) else { return nil }
         guard i < end, p[i] == 0x54 || p[i] == 0x20 else { return nil }   // a time is required in files
         i += 1
         guard let hour = digits(2), take(0x3A), let minute = digits(2) else { return nil }
@@ -66,7 +66,7 @@ package enum FastDate {
             return nil
         }
         guard i == end else { return nil }
-        let whole = daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset
+        let whole = ISO8601.daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset
         guard whole >= 0 else { return nil }
         guard fraction != 0 else { return Date(timeIntervalSince1970: Double(whole)) }
         // whole.fraction as the nearest double, as the decimal parser gives it: exact division
@@ -84,22 +84,4 @@ package enum FastDate {
     }
 
     private static let pow10: [Int64] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000]
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days-from-civil).
-    static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
 }

@@ -82,14 +82,9 @@ package struct FastSampleParser {
         r.skipSpace()
         if r.peek == 0x7D { return nil }   // {}: no type; the Foundation path says so
         while true {
-            r.skipSpace()
-            guard let keyRange = r.string() else { return nil }
-            guard let key = Self.key(r, keyRange) else { return nil }
+            guard let keyRange = r.key(), let key = Self.key(r, keyRange) else { return nil }
             guard seen & key.rawValue == 0 else { return nil }
             seen |= key.rawValue
-            r.skipSpace()
-            guard r.take(0x3A) else { return nil }   // :
-            r.skipSpace()
             switch key {
             case .uuid:
                 if r.takeNull() { break }
@@ -129,16 +124,10 @@ package struct FastSampleParser {
                 guard let s = r.string() else { return nil }
                 sourceVersion = s
             case .device:
-                let from = r.i
-                guard r.skipValue() else { return nil }
-                let span = from..<r.i
-                guard let d = lastDevice.value(r, span, make: { Self.device(r, span) }) else { return nil }
+                guard let d = lastDevice.skipping(&r, make: Self.device) else { return nil }
                 device = d
             case .metadata:
-                let from = r.i
-                guard r.skipValue() else { return nil }
-                let span = from..<r.i
-                guard let m = lastMetadata.value(r, span, make: { Self.metadata(r, span) }) else { return nil }
+                guard let m = lastMetadata.skipping(&r, make: Self.metadata) else { return nil }
                 metadata = m
             case .rrIntervals:
                 if r.takeNull() { break }
@@ -242,13 +231,9 @@ package struct FastSampleParser {
         r.skipSpace()
         if !r.take(0x7D) {
             while true {
-                r.skipSpace()
-                guard let k = r.string(), let index = deviceKeys.firstIndex(where: { r.equals(k, $0) }) else { return nil }
+                guard let k = r.key(), let index = deviceKeys.firstIndex(where: { r.equals(k, $0) }) else { return nil }
                 guard seen & (1 << index) == 0 else { return nil }
                 seen |= 1 << index
-                r.skipSpace()
-                guard r.take(0x3A) else { return nil }
-                r.skipSpace()
                 if !r.takeNull() {
                     guard let v = r.string() else { return nil }
                     fields[index] = r.text(v)
@@ -275,11 +260,7 @@ package struct FastSampleParser {
         r.skipSpace()
         if r.take(0x7D) { return m }
         while true {
-            r.skipSpace()
-            guard let k = r.string() else { return nil }
-            r.skipSpace()
-            guard r.take(0x3A) else { return nil }
-            r.skipSpace()
+            guard let k = r.key() else { return nil }
             let rawKey = r.text(k)
             let key = SampleJSON.aliases[rawKey] ?? rawKey
             if let bit = typedKeys.firstIndex(of: key) {
@@ -310,7 +291,7 @@ package struct FastSampleParser {
                 guard m.user[key] == nil else { return nil }
                 if r.peek == 0x22 {
                     guard let s = r.string() else { return nil }
-                    m.user[key] = SampleJSON.parseUserText(r.text(s))
+                    m.user[key] = MetadataValue(userText: r.text(s))
                 } else {
                     guard let n = r.number() else { return nil }
                     m.user[key] = .number(n)
@@ -363,11 +344,7 @@ package struct FastSampleParser {
         r.skipSpace()
         if r.peek == 0x7D { return nil }   // no ticks: an error, worded by the Foundation path
         while true {
-            r.skipSpace()
-            guard let k = r.string() else { return nil }
-            r.skipSpace()
-            guard r.take(0x3A) else { return nil }
-            r.skipSpace()
+            guard let k = r.key() else { return nil }
             if r.equals(k, "ticks") {
                 guard ticks == nil, r.take(0x5B) else { return nil }
                 var t: [UInt16] = []
@@ -419,6 +396,15 @@ private struct Cached<T> {
         self.lengths = lengths
         value = v
         return v
+    }
+
+    /// Skips the JSON value at `r` and gives what its bytes make (as ``value(_:_:_:_:make:)``);
+    /// nil when it is not a value or `make` refuses it.
+    mutating func skipping(_ r: inout Reader, make: (Reader, Range<Int>) -> T?) -> T? {
+        let from = r.i
+        guard r.skipValue() else { return nil }
+        let span = from..<r.i
+        return value(r, span, make: { [r] in make(r, span) })
     }
 
     private func matches(_ r: Reader, _ a: Range<Int>, _ b: Range<Int>?, _ c: Range<Int>?) -> Bool {
@@ -480,6 +466,16 @@ struct Reader {
 
     /// A string without escapes or control characters: the range of its content. Nil (and the
     /// line left to Foundation) for anything else.
+    /// An object's `"key":` with the spaces around it: the key's bytes (as ``string()``).
+    mutating func key() -> Range<Int>? {
+        skipSpace()
+        guard let k = string() else { return nil }
+        skipSpace()
+        guard take(0x3A) else { return nil }
+        skipSpace()
+        return k
+    }
+
     mutating func string() -> Range<Int>? {
         guard take(0x22) else { return nil }
         let from = i

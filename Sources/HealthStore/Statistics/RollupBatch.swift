@@ -104,16 +104,7 @@ struct RollupBatch {
         if !slots.isEmpty {
             let st = try db.prepare("""
                 INSERT INTO sample_rollups(\(Rollups.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(type_id, slot, source_id) DO UPDATE SET
-                    count = count + excluded.count, sum = sum + excluded.sum, tw_sum = tw_sum + excluded.tw_sum,
-                    tw_weight = tw_weight + excluded.tw_weight,
-                    vmin = min(vmin, excluded.vmin), vmax = max(vmax, excluded.vmax),
-                    min_start = min(min_start, excluded.min_start), max_end = max(max_end, excluded.max_end),
-                    max_instant = coalesce(max(max_instant, excluded.max_instant), max_instant, excluded.max_instant),
-                    recent_value = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_value ELSE recent_value END,
-                    recent_start = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_start ELSE recent_start END,
-                    recent_id = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_id ELSE recent_id END,
-                    recent_end = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_end ELSE recent_end END,
+                \(Rollups.upsertV3(count: "count + excluded.count")),
                     stale = max(stale, excluded.stale),
                     contiguous = contiguous AND excluded.contiguous AND excluded.min_start <= max_end AND excluded.max_end >= min_start
                 """)

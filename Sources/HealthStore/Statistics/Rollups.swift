@@ -71,9 +71,14 @@ enum Rollups {
         """
 
     /// ``upsert`` as migrations 3 and 4 wrote it (history: its text must not change).
-    static let upsertV3 = """
+    static let upsertV3 = upsertV3(count: "count + 1")
+
+    /// ``upsertV3``'s text with the slot's new count given as `count` (the bulk writer's
+    /// ``RollupBatch`` adds a slot's worth: `count + excluded.count`).
+    static func upsertV3(count: String) -> String {
+        """
         ON CONFLICT(type_id, slot, source_id) DO UPDATE SET
-            count = count + 1, sum = sum + excluded.sum, tw_sum = tw_sum + excluded.tw_sum,
+            count = \(count), sum = sum + excluded.sum, tw_sum = tw_sum + excluded.tw_sum,
             tw_weight = tw_weight + excluded.tw_weight,
             vmin = min(vmin, excluded.vmin), vmax = max(vmax, excluded.vmax),
             min_start = min(min_start, excluded.min_start), max_end = max(max_end, excluded.max_end),
@@ -83,6 +88,7 @@ enum Rollups {
             recent_id = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_id ELSE recent_id END,
             recent_end = CASE WHEN (excluded.recent_end, excluded.recent_start, excluded.recent_id) > (recent_end, recent_start, recent_id) THEN excluded.recent_end ELSE recent_end END
         """
+    }
 
     /// Rolls up the rows `filter` selects from `samples` (in id order: the order the trigger
     /// would have seen them).
