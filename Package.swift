@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore"]),
         // The typed health store on SQLite's C API: schema, saves, queries, statistics, change feed.
         // The only target that links CSQLite: it owns the sample columns and the one bulk writer.
-        .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite"]),
+        .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite", "Platform"]),
         // What a systemd service speaks: sd_notify datagrams (readiness, watchdog, status), journal priorities.
         .target(name: "Systemd", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // The TOML configuration `run` and the serial commands read (straps, pedometer rules, profiles, ingest settings).
@@ -131,7 +131,7 @@ let package = Package(
 
         // A child process watched until it exits: status, wall time, peak anonymous memory
         // (RssAnon). Shared by the benchmark and the tests, so not in HealthGateTesting.
-        .target(name: "ChildProcess"),
+        .target(name: "ChildProcess", dependencies: ["Platform"]),
 
         // One exit-code convention for the two executables: a failure as one sentence with its sysexits(3)
         // code (`SysexitConvertible`, `ExitCodeMapping`), and the output conventions that go with it (JSON
@@ -162,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "healthgate-bench",
             dependencies: [
-                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits", "ModuleExitCodes", "ChildProcess",
+                "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits", "ModuleExitCodes", "ChildProcess", "Platform",
                 "Uplink", "ScratchPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),

@@ -1,3 +1,4 @@
+import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -126,7 +127,7 @@ package final class WatchedChild {
         guard exitStatus == nil else { return false }
         if let anon = Self.anonymousBytes(of: pid) { peakAnonymousBytes = max(peakAnonymousBytes, anon) }
         var status: Int32 = 0
-        let r = waitpid(pid, &status, WNOHANG)
+        let r = SystemCall.retrying { waitpid(pid, &status, WNOHANG) }
         if r == pid {
             exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
             var now = timespec()
@@ -134,7 +135,7 @@ package final class WatchedChild {
             seconds = Double(now.tv_sec - started.tv_sec) + Double(now.tv_nsec - started.tv_nsec) / 1e9
             return false
         }
-        if r < 0, errno != EINTR { throw Failure(description: "waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))") }
+        if r < 0 { throw Failure(description: "waiting for \(arguments[0]) failed: \(String(cString: strerror(errno)))") }
         return true
     }
 

@@ -1,5 +1,6 @@
 import ChildProcess
 import Foundation
+import Platform
 import HealthModel
 import HealthStore
 import Simulators
@@ -262,7 +263,7 @@ final class LiveFollowers: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         let marker = Array("event: sample".utf8)
         while !(lock.withLock { stop }) {
-            guard poll(&polls, nfds_t(polls.count), 200) > 0 else { continue }
+            guard SystemCall.poll(&polls, timeout: 0.2) > 0 else { continue }
             for i in polls.indices where polls[i].revents != 0 {
                 let n = buffer.withUnsafeMutableBytes { recv(polls[i].fd, $0.baseAddress, $0.count, 0) }
                 if n <= 0 { polls[i].fd = -1; continue }

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 /// The block buffer both import readers (``ByteLines``, ``ArrayElements``) read through: a file
 /// descriptor read in blocks, the bytes not yet consumed kept at the front. Memory is one block,
@@ -46,14 +47,9 @@ struct ReadBuffer {
             storage.deallocate()
             storage = bigger
         }
-        while true {
-            let n = Glibc.read(fd, storage.baseAddress! + filled, storage.count - filled)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ByteLines.ReadError(errno: errno)
-            }
-            if n == 0 { eof = true } else { filled += n; bytesRead += n }
-            return keep
-        }
+        let n = SystemCall.retrying { Glibc.read(fd, storage.baseAddress! + filled, storage.count - filled) }
+        if n < 0 { throw ByteLines.ReadError(errno: errno) }
+        if n == 0 { eof = true } else { filled += n; bytesRead += n }
+        return keep
     }
 }
