@@ -101,10 +101,11 @@ let package = Package(
                                .product(name: "HTTPTypes", package: "swift-http-types"),
                                .product(name: "Logging", package: "swift-log")],
                 resources: [.copy("openapi.json")]),
-        // `run` serving the HTTP API (its [http] table): the server fed by the daemon's commit tap,
-        // strap events and counters.
-        .target(name: "DaemonHTTP",
+        // `healthgate run` composed: the configured gateway with the services its file asks for
+        // (the HTTP API fed by the daemon's commit tap, the PostgreSQL uplink, MQTT).
+        .target(name: "Daemon",
                 dependencies: ["Gateway", "HTTPAPI", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest", "Uplink",
+                               "MQTTUplink", "BluetoothLinux", "Sysexits",
                                .product(name: "Logging", package: "swift-log")]),
 
         // The PostgreSQL fleet uplink (issue 14, docs/uplink.md): the central schema and its migrations,
@@ -153,7 +154,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "DaemonHTTP", "SampleImport", "Uplink", "MQTTUplink",
+                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "Uplink", "MQTTUplink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -120,6 +120,17 @@ package struct DemoSummary {
     /// Every pushed sample was committed or counted as dropped, and none was abandoned.
     package var everyPushedAccountedFor: Bool { stats.pushed == stats.committed + stats.dropped && stats.abandoned == 0 }
 
+    /// `demo`'s closing table for people: what the store's statistics say of the run.
+    package var lines: [String] {
+        func f(_ v: Double?) -> String { v.map { String(format: "%.1f", $0) } ?? "-" }
+        return ["", "Summary (from the store's statistics)",
+                "  heart rate   \(heartRateRows) samples   avg \(f(heartRate?.values.average))  min \(f(heartRate?.values.minimum))  max \(f(heartRate?.values.maximum)) count/min",
+                "  steps        \(stepRows) intervals  total \(Int(steps?.values.sum ?? 0)) (the simulated pedometers counted \(pedometerSteps); the first reading of each is its baseline)",
+                "  pipeline     \(stats.pushed) pushed, \(stats.committed) committed in \(stats.batches) transactions, \(stats.dropped) dropped, \(stats.failedWrites) failed writes retried",
+                "  straps       \(notificationsSent) notifications sent over socket pairs",
+                everyPushedAccountedFor ? "  every pushed sample was committed or counted as dropped" : "  WARNING: \(stats.pushed - stats.committed - stats.dropped) samples unaccounted for"]
+    }
+
     /// `demo --json`: the pipeline's counters, the stored heart rate's statistics and rows, the
     /// steps stored against those the simulated pedometers counted, and `noLoss` (nothing
     /// dropped, every pushed sample committed).

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Sysexits
 import HealthStore
 import Ingest
 import Logging
@@ -229,5 +230,14 @@ package final class GatewayRuntime: Sendable {
         if s.abandoned > 0 { line += ", \(s.abandoned) NOT committed (store failing at shutdown)" }
         if let why = s.stalledBy { line += "; stalled: \(why)" }
         return line
+    }
+}
+
+extension IngestStats {
+    /// What a command exits with (74) when samples were abandoned at shutdown because the store
+    /// kept failing, naming `what` to check; nil when none was.
+    package func abandonedFailure(check what: String) -> CLIFailure? {
+        guard abandoned > 0 else { return nil }
+        return CLIFailure("\(abandoned) samples could not be committed at shutdown because the store kept failing (\(stalledBy ?? "unknown")); free disk space or check \(what).", code: .ioError)
     }
 }

@@ -86,6 +86,13 @@ package final class StrapRegistry: Sendable {
 }
 
 extension StrapRegistry {
+    /// ``markSeen(_:in:)`` for the store at `path`, if there is one: a scan never creates a
+    /// store, and a store problem does not fail it.
+    package static func markSeen(_ heard: [(address: String, at: Date)], storeAt path: String) {
+        guard !heard.isEmpty, FileManager.default.fileExists(atPath: path), let db = try? HealthStore(path: path) else { return }
+        markSeen(heard, in: db)
+    }
+
     /// Updates "last seen" of the remembered devices among `heard` (address, when), as `scan`
     /// does. Best effort: a device that is not remembered, or a store error, is skipped.
     package static func markSeen(_ heard: [(address: String, at: Date)], in store: HealthStore) {

@@ -21,6 +21,13 @@ package enum DefaultPaths {
         base(env, "XDG_CONFIG_HOME", "/.config") + "/healthgate/serial.toml"
     }
 
+    /// `healthgate simulate`'s directory for its strap sockets and configuration:
+    /// `$XDG_RUNTIME_DIR/healthgate-sim`, else `/tmp/healthgate-sim-UID`.
+    package static func simulation(environment env: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let runtime = env["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/healthgate-sim" }
+        return "/tmp/healthgate-sim-\(getuid())"
+    }
+
     private static func base(_ env: [String: String], _ variable: String, _ underHome: String) -> String {
         env[variable].flatMap { $0.isEmpty ? nil : $0 } ?? ((env["HOME"] ?? NSHomeDirectory()) + underHome)
     }

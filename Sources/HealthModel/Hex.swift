@@ -1,3 +1,5 @@
+import Foundation
+
 /// Bytes as lower-case hex and back: payloads in captures and `--json`, token secrets, the
 /// simulated peers' transcripts, `decode`'s input. ASCII digits only (`Character.isHexDigit`
 /// would also take full-width ones).
@@ -26,6 +28,14 @@ package enum Hex {
             i += 2
         }
         return out
+    }
+
+    /// The bytes of hex as people type it (`164d1603`, `16 4d 16 03`, `16:4d:16:03`,
+    /// `0x164d1603`): an optional `0x`, spaces, colons or dashes between the digits.
+    package static func bytes(typed text: String) -> [UInt8]? {
+        var t = Substring(text.trimmingCharacters(in: .whitespaces))
+        if t.lowercased().hasPrefix("0x") { t = t.dropFirst(2) }
+        return bytes(String(t.filter { $0 != " " && $0 != ":" && $0 != "-" }))
     }
 
     private static let digits = Array("0123456789abcdef".utf8)

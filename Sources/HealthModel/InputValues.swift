@@ -81,6 +81,15 @@ package enum InputValues {
         return u
     }
 
+    /// The unit `text` for the type a query names, nil when no unit is given; a unit without a
+    /// type is refused (units differ between types).
+    package static func unit(_ text: String?, forQueryType type: QuantityType?, option: String = "--unit",
+                             typeOption: String = "--type") throws(InputValueError) -> HealthUnit? {
+        guard let text else { return nil }
+        guard let type else { throw InputValueError("\(option) needs \(typeOption) (units differ between types).") }
+        return try unit(text, for: type, option: option)
+    }
+
     /// `[from, to)` must not be empty or reversed.
     package static func checkRange(from: Date?, to: Date?, options: (from: String, to: String) = ("--from", "--to")) throws(InputValueError) {
         if let from, let to, to <= from {
@@ -112,5 +121,39 @@ package enum InputValues {
             return n * mult
         }
         throw InputValueError("\(option) '\(text)' is not a duration: use a number with s, m, h, d or w, such as 30d.")
+    }
+
+    /// A heart-rate motion context by name (`sedentary`); nil stays nil.
+    package static func motionContext(_ text: String?, option: String = "--motion-context") throws(InputValueError) -> HeartRateMotionContext? {
+        guard let text else { return nil }
+        guard let c = HeartRateMotionContext(name: text) else {
+            throw InputValueError("\(option) '\(text)' is not notSet, sedentary or active.")
+        }
+        return c
+    }
+
+    /// Free metadata from `key=value` pairs: a finite number is a number, an ISO 8601
+    /// date-time a date, anything else a string. A reserved key (a typed field's, such as
+    /// `syncIdentifier`) is refused with what to use instead.
+    package static func userMetadata(_ pairs: [String], option: String = "--metadata") throws(InputValueError) -> [String: MetadataValue] {
+        var user: [String: MetadataValue] = [:]
+        for pair in pairs {
+            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+                throw InputValueError("\(option) '\(pair)' is not key=value.")
+            }
+            let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
+            if let field = Metadata.reservedKeys[key] {
+                let advice = switch field {
+                case "heartRateSensorLocation": "use --sensor-location instead"
+                case "heartRateMotionContext": "use --motion-context instead"
+                case "syncIdentifier", "syncVersion": "use --sync-identifier with --sync-version instead"
+                case "wasUserEntered": "add sets it to true by itself"
+                default: "only a strap sets it"
+                }
+                throw InputValueError("\(option) '\(key)' is a reserved key (the typed field \(field)), not a free one: \(advice).")
+            }
+            if let n = Double(text), n.isFinite { user[key] = .number(n) } else { user[key] = MetadataValue(userText: text) }
+        }
+        return user
     }
 }

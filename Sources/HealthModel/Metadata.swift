@@ -79,6 +79,12 @@ public enum MetadataValue: Sendable, Hashable, Codable {
     case string(String)
     case number(Double)
     case date(Date)
+
+    /// A user's text as a value: an ISO 8601 date-time (`2026-11-02T08:00:00Z`) is a date,
+    /// anything else the string itself (numbers are the caller's: JSON has its own).
+    public init(userText s: String) {
+        if s.contains("T"), s.first?.isNumber == true, let d = ISO8601.date(s) { self = .date(d) } else { self = .string(s) }
+    }
 }
 
 /// A sample's metadata: HealthKit's well-known keys as typed fields, plus free user keys.

@@ -271,16 +271,10 @@ public enum SampleJSON {
 
     /// A user metadata value from JSON or command-line text.
     static func userValue(_ key: String, _ v: Any) throws -> MetadataValue {
-        if let s = v as? String { return parseUserText(s) }
+        if let s = v as? String { return MetadataValue(userText: s) }
         if isBoolean(v) { throw DecodeError(message: "metadata '\(key)' is a boolean; values are strings, numbers or dates") }
         if let n = number(v) { return .number(n) }
         throw DecodeError(message: "metadata '\(key)' must be a string, a number or a date")
-    }
-
-    /// Text as a user metadata value: an ISO 8601 date-time becomes a date, else the string.
-    public static func parseUserText(_ s: String) -> MetadataValue {
-        if s.contains("T"), s.first?.isNumber == true, let d = ISO8601.date(s) { return .date(d) }
-        return .string(s)
     }
 
     static func enumText(_ v: Any) -> String? {

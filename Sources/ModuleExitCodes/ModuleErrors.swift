@@ -36,6 +36,12 @@ extension SerialConfigError: SysexitConvertible {
     }
 }
 
+extension ConfigError: SysexitConvertible {
+    /// A bad configuration file: 78, said as what it is, then where and what is wrong.
+    package var sysexit: Sysexit { .config }
+    package var sysexitMessage: String { "configuration error: \(self)" }
+}
+
 extension UdevError: SysexitConvertible {
     package var sysexit: Sysexit { .unavailable }
 }

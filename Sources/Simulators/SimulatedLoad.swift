@@ -193,6 +193,14 @@ package final class SimulatedLoad: Sendable {
 
     // MARK: Configuration for `healthgate run`
 
+    /// `simulate --json`: the configuration written at `config`, the socket directory, the
+    /// rate, and every strap's socket and pedometer's pty.
+    package func jsonObject(config: String) -> [String: Any] {
+        ["config": config, "directory": directory, "rate": rate,
+         "straps": straps.map { ["name": $0.name, "socket": $0.socketPath] },
+         "pedometers": pedometers.map { ["name": $0.name, "path": $0.path] }]
+    }
+
     /// A `healthgate.toml` for `run` naming every strap by `socket` and every pedometer by
     /// `path`, with the ingest settings of `samples/healthgate.toml` (batches of 1,000 or
     /// `flushIntervalMs`, spill on overflow).

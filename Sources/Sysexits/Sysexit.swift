@@ -56,16 +56,10 @@ package enum Console {
 extension ParsableCommand {
     /// Runs `body`, turning a ``CLIFailure`` (or any error that knows its code through
     /// ``SysexitConvertible``) into one sentence on stderr, prefixed with `program`, and the
-    /// matching exit code; an error of no known kind exits with `fallback`.
-    package func reporting<T>(as program: String = "healthgate", fallback: Sysexit = .software,
-                              _ body: () throws -> T) throws -> T {
+    /// matching exit code; an error of no known kind exits with `fallback`. (`healthgate`'s
+    /// commands need none of this: its `main` reports every command's failure.)
+    package func reporting<T>(as program: String, fallback: Sysexit, _ body: () throws -> T) throws -> T {
         do { return try body() } catch { throw Self.exit(for: error, program: program, fallback: fallback) }
-    }
-
-    /// Async twin of ``reporting(as:fallback:_:)``.
-    package func reporting<T>(as program: String = "healthgate", fallback: Sysexit = .software,
-                              _ body: () async throws -> T) async throws -> T {
-        do { return try await body() } catch { throw Self.exit(for: error, program: program, fallback: fallback) }
     }
 
     /// The exit for `error`, after saying it on stderr.
@@ -81,13 +75,19 @@ extension ParsableCommand {
 /// themselves with an extension conforming to ``SysexitConvertible``.
 package protocol SysexitConvertible {
     var sysexit: Sysexit { get }
+    /// The sentence said for it (by default the error's description).
+    var sysexitMessage: String { get }
+}
+
+extension SysexitConvertible {
+    package var sysexitMessage: String { "\(self)" }
 }
 
 package enum ExitCodeMapping {
     /// The sentence and code for `error`; `fallback` for an error of no known kind.
     package static func describe(_ error: any Error, fallback: Sysexit = .software) -> (String, Sysexit) {
         if let f = error as? CLIFailure { return (f.message, f.code) }
-        if let c = error as? any SysexitConvertible { return ("\(error)", c.sysexit) }
+        if let c = error as? any SysexitConvertible { return (c.sysexitMessage, c.sysexit) }
         // A Foundation file error no command caught: its errno as a sentence, not "NSCocoaErrorDomain error 512".
         if let code = FileAccess.errnoCode(of: error) {
             let path = ((error as NSError).userInfo[NSFilePathErrorKey] as? String) ?? "a file"

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Text from outside (source and device names, serial lines, advertised names) made safe for a
 /// terminal: control characters are shown as escapes instead of being sent raw, so a name holding
 /// `ESC [ 2 J` cannot clear the screen or recolour the output (docs/input-rules.md).
@@ -16,4 +18,13 @@ package enum TerminalText {
     package static func isControl(_ u: Unicode.Scalar) -> Bool {
         u.value < 0x20 || (0x7F...0x9F).contains(u.value)
     }
+
+    /// `raw` made ``visible(_:)``, then padded or cut to `width` columns (a table's cell).
+    package static func column(_ raw: String, _ width: Int) -> String {
+        let s = visible(raw)
+        return s.count >= width ? String(s.prefix(width - 1)) + " " : s.padding(toLength: width, withPad: " ", startingAt: 0)
+    }
+
+    /// Seconds for people: `2 s`, `0.5 s`.
+    package static func seconds(_ t: Double) -> String { t == t.rounded() ? "\(Int(t)) s" : "\(t) s" }
 }

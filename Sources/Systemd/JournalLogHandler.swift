@@ -79,3 +79,21 @@ package struct JournalLogHandler: LogHandler {
         stderrIsJournal() ? JournalLogHandler(label: label) : StreamLogHandler.standardError(label: label)
     }
 }
+
+extension Logger {
+    /// A logger printing `level` and above on stderr, as the interactive commands use
+    /// (they print their own progress; the logger says only what they cannot show).
+    package static func standardError(_ label: String = "healthgate", level: Logger.Level) -> Logger {
+        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = level
+        return logger
+    }
+
+    /// `run`'s logger: one line per event on stderr, prefixed with its syslog priority under
+    /// systemd (``JournalLogHandler``), at `$HEALTHGATE_LOG`'s level (default info).
+    package static func daemon() -> Logger {
+        var logger = Logger(label: "healthgate", factory: JournalLogHandler.bootstrap)
+        logger.logLevel = ProcessInfo.processInfo.environment["HEALTHGATE_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        return logger
+    }
+}

@@ -33,6 +33,12 @@ package struct UplinkPusher: Sendable {
         package var fullSync = false
         /// The anchor the server and the store hold now.
         package var anchor = ""
+
+        /// `uplink push --json`: what was sent to `server` as `gateway`, and the anchor.
+        package func jsonObject(gateway: String, server: String) -> [String: Any] {
+            ["gateway": gateway, "server": server, "batches": batches, "samples": samples, "quantities": quantities,
+             "deletions": deletions, "fullSync": fullSync, "anchor": anchor]
+        }
     }
 
     /// Progress of a running push, for a terminal.

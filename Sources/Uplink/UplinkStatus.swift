@@ -1,4 +1,5 @@
 import Foundation
+import HealthModel
 import HealthStore
 
 /// One uplink destination of a store: a gateway name on a server. Its anchor and status live in
@@ -84,6 +85,16 @@ package struct UplinkStatus: Sendable, Hashable {
             if s.behind == 0 { s.secondsBehind = 0 }
             return s
         }
+    }
+
+    /// `uplink status`'s lines for people: where to, the anchor, how far behind, the last
+    /// push and error.
+    package var lines: [String] {
+        var out = ["\(gateway) → \(server)", "  anchor: \(anchor ?? "none (never committed)")",
+                   "  behind: \(behind) changes" + (secondsBehind.map { String(format: ", %.0f s", $0) } ?? "")]
+        if let p = lastPush { out.append("  last push: \(ISO8601.string(p))") }
+        if let e = lastError { out.append("  last error: \(e)") }
+        return out
     }
 
     /// The `--json` object.

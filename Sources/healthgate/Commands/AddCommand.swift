@@ -70,17 +70,6 @@ struct AddCommand: ParsableCommand {
     @Flag(help: "Print the saved sample as JSON.")
     var json = false
 
-    /// How to set a reserved metadata field instead.
-    static func advice(for field: String) -> String {
-        switch field {
-        case "heartRateSensorLocation": "use --sensor-location instead"
-        case "heartRateMotionContext": "use --motion-context instead"
-        case "syncIdentifier", "syncVersion": "use --sync-identifier with --sync-version instead"
-        case "wasUserEntered": "add sets it to true by itself"
-        default: "only a strap sets it"
-        }
-    }
-
     func run() throws {
         let type = try InputValues.type(type)
         let unit = try InputValues.unit(unit, for: type)
@@ -91,24 +80,8 @@ struct AddCommand: ParsableCommand {
                             localIdentifier: deviceLocalIdentifier)
         var meta = Metadata(syncIdentifier: syncIdentifier, syncVersion: syncVersion, wasUserEntered: true)
         meta.heartRateSensorLocation = try InputValues.sensorLocation(sensorLocation)
-        if let motionContext {
-            guard let c = HeartRateMotionContext(name: motionContext) else {
-                throw CLIFailure("--motion-context '\(motionContext)' is not notSet, sedentary or active.", code: .usage)
-            }
-            meta.heartRateMotionContext = c
-        }
-        for pair in metadata {
-            guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
-                throw CLIFailure("--metadata '\(pair)' is not key=value.", code: .usage)
-            }
-            let key = String(pair[..<eq]), text = String(pair[pair.index(after: eq)...])
-            if let field = Metadata.reservedKeys[key] {
-                throw CLIFailure("--metadata '\(key)' is a reserved key (the typed field \(field)), not a free one: \(Self.advice(for: field)).",
-                                 code: .usage)
-            }
-            if let n = Double(text), n.isFinite { meta.user[key] = .number(n) }
-            else { meta.user[key] = SampleJSON.parseUserText(text) }
-        }
+        meta.heartRateMotionContext = try InputValues.motionContext(motionContext)
+        meta.user = try InputValues.userMetadata(metadata)
         let sample: QuantitySample
         do {
             sample = try QuantitySample(type: type, quantity: Quantity(value, unit), start: startDate, end: endDate,

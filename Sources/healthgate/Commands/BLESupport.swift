@@ -24,12 +24,6 @@ struct AdapterOption: ParsableArguments {
 /// True when stdout is a terminal (live-updating tables are drawn only then).
 var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
-/// Pads or cuts `s` to `width` columns.
-func column(_ raw: String, _ width: Int) -> String {
-    let s = TerminalText.visible(raw)
-    return s.count >= width ? String(s.prefix(width - 1)) + " " : s.padding(toLength: width, withPad: " ", startingAt: 0)
-}
-
 /// Writes to stdout immediately (tables redraw in place; pipes see lines at once).
 func emitLine(_ s: String) {
     print(s)

@@ -56,5 +56,9 @@ enum Output {
     static func line(_ s: String) { lock.withLock { _ in emitLine(s) } }
     static func json(_ v: Any) { lock.withLock { _ in JSONOutput.event(v) } }
     static func note(_ s: String) { lock.withLock { _ in Console.note(s) } }
+    /// An event's text: a note on stderr, a line on stdout.
+    static func say(_ t: EventText) {
+        switch t { case .note(let s): note(s); case .line(let s): line(s); case .error(let s): lock.withLock { _ in Console.error(s) } }
+    }
 }
 

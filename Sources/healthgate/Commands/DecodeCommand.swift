@@ -44,7 +44,9 @@ struct DecodeHeartRateCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let payload = try Self.parseHex(hex)
+        guard let payload = Hex.bytes(typed: hex) else {
+            throw CLIFailure("'\(hex)' is not hex bytes: give an even number of ASCII hex digits (0-9, a-f), e.g. 164d1603", code: .dataError)
+        }
         let m: HeartRateMeasurement
         do { m = try HeartRateMeasurement.decode(bytes: payload) } catch {
             throw CLIFailure("rejected heart-rate payload: \(error)", code: .dataError)
@@ -70,15 +72,5 @@ struct DecodeHeartRateCommand: ParsableCommand {
         if let why = m.malformation { lines.append("truncated:  yes, \(why); the fields above are the valid prefix") }
         if m.ignoredTrailingBytes > 0 { lines.append("note:       \(m.ignoredTrailingBytes) byte(s) after the last announced field were ignored") }
         return lines.joined(separator: "\n")
-    }
-
-    /// Parses `164d1603`, `16 4d 16 03`, `16:4d:16:03` or `0x164d1603`.
-    static func parseHex(_ text: String) throws -> [UInt8] {
-        var t = text.trimmingCharacters(in: .whitespaces)
-        if t.lowercased().hasPrefix("0x") { t.removeFirst(2) }
-        guard let bytes = Hex.bytes(t.filter { $0 != " " && $0 != ":" && $0 != "-" }) else {
-            throw CLIFailure("'\(text)' is not hex bytes: give an even number of ASCII hex digits (0-9, a-f), e.g. 164d1603", code: .dataError)
-        }
-        return bytes
     }
 }

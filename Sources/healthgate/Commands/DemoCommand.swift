@@ -7,6 +7,7 @@ import HealthStore
 import HeartRateProfile
 import Ingest
 import Logging
+import Systemd
 import Simulators
 
 /// `healthgate demo`: the whole pipeline with simulated hardware, no setup needed.
@@ -55,7 +56,7 @@ struct DemoCommand: ParsableCommand {
 
     func run() throws {
         let db = try store.open()
-        let logger = demoLogger(quiet: json)
+        let logger = Logger.standardError(level: json ? .error : .notice)
         let config = IngestConfiguration(batchSize: batchSize, flushInterval: .milliseconds(flushMs))
         do { try config.validate() } catch { throw CLIFailure("\(error)", code: .usage) }
         let runtime = try GatewayRuntime(store: db, configuration: config, logger: logger)
@@ -68,10 +69,8 @@ struct DemoCommand: ParsableCommand {
         sim.stop()
         view.finish()
         let summary = try DemoSummary(store: db, since: began, stats: final, simulation: sim)
-        if json { try JSONOutput.emit(summary.jsonObject) } else { summary.printTable() }
-        if final.abandoned > 0 {
-            throw CLIFailure("\(final.abandoned) samples could not be committed before shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check the database, then retry.", code: .ioError)
-        }
+        if json { try JSONOutput.emit(summary.jsonObject) } else { summary.lines.forEach { print($0) } }
+        if let failure = final.abandonedFailure(check: "the database, then retry") { throw failure }
     }
 }
 
@@ -80,13 +79,6 @@ extension DemoCommand: SimulatedDevicesLimits {
     static let strapRange = 0...64, pedometerRange = 0...16
     static let rateRange = 0.01...1_000.0, rateText = "0.01…1000"
     static let strapTransport = "socket pairs in this process", pedometerTransport = "ptys"
-}
-
-/// A logger for the demo: notices and up on stderr (or only errors with --json).
-func demoLogger(quiet: Bool) -> Logger {
-    var logger = Logger(label: "healthgate") { label in StreamLogHandler.standardError(label: label) }
-    logger.logLevel = quiet ? .error : .notice
-    return logger
 }
 
 /// The live view: what the pipeline committed (``CommitTally``), redrawn once a second.
@@ -107,18 +99,5 @@ struct LiveView: Sendable {
 
     func finish() {
         if enabled && tty { print("") }
-    }
-}
-
-extension DemoSummary {
-    func printTable() {
-        func f(_ v: Double?) -> String { v.map { String(format: "%.1f", $0) } ?? "-" }
-        print("")
-        print("Summary (from the store's statistics)")
-        print("  heart rate   \(heartRateRows) samples   avg \(f(heartRate?.values.average))  min \(f(heartRate?.values.minimum))  max \(f(heartRate?.values.maximum)) count/min")
-        print("  steps        \(stepRows) intervals  total \(Int(steps?.values.sum ?? 0)) (the simulated pedometers counted \(pedometerSteps); the first reading of each is its baseline)")
-        print("  pipeline     \(stats.pushed) pushed, \(stats.committed) committed in \(stats.batches) transactions, \(stats.dropped) dropped, \(stats.failedWrites) failed writes retried")
-        print("  straps       \(notificationsSent) notifications sent over socket pairs")
-        print(everyPushedAccountedFor ? "  every pushed sample was committed or counted as dropped" : "  WARNING: \(stats.pushed - stats.committed - stats.dropped) samples unaccounted for")
     }
 }

@@ -120,16 +120,8 @@ struct DevicesCommand: ParsableCommand {
 
     /// One table row: every cell whole (the table sizes its columns to them).
     static func row(_ d: DeviceRecord) -> [String] {
-        [d.alias ?? d.device.name ?? "-", d.kind.rawValue, d.address ?? "-", d.lastSeen.map(localTime) ?? "never",
+        [d.alias ?? d.device.name ?? "-", d.kind.rawValue, d.address ?? "-", d.lastSeen.map { Table.time(Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)), in: .current) } ?? "never",
          d.sensorLocation?.name ?? "-", d.battery.map { "\($0)%" } ?? "-",
          [d.device.manufacturer, d.device.model].compactMap { $0 }.joined(separator: " ")]
-    }
-
-    /// A time for people: this machine's zone, whole seconds, with the offset (`Z` for UTC).
-    static func localTime(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        f.timeZone = .current
-        return f.string(from: date)
     }
 }

@@ -37,11 +37,7 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         let q = try filters.query()
-        var unit: HealthUnit?
-        if let text = self.unit {
-            guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
-            unit = try InputValues.unit(text, for: type)
-        }
+        let unit = try InputValues.unit(self.unit, forQueryType: q.type)
         let samples = try store.openForReading().samples(q)
         var out = ""
         if format == .csv { out += SampleCSV.header + "\n" }

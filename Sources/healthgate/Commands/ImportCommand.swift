@@ -67,25 +67,23 @@ struct ImportCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
-            try checkFileOptions()
-            // The work (streaming, parsing, batches, progress, the sentences) is SampleImport's.
-            let job = FileImport(path: jsonl ?? jsonArray ?? "-", array: jsonArray != nil, allOrNothing: allOrNothing, batch: batch)
-            var report = ImportReport(array: job.array)
-            do {
-                try job.run(into: &report, openStore: store.open)
-            } catch {
-                let (message, code) = ExitCodeMapping.describe(error)
-                if json { try JSONOutput.emit(report.jsonObject(error: message)) }
-                throw CLIFailure(message, code: code)
-            }
-            let skipped = job.skippedRecordsFailure(report)
-            if json {
-                try JSONOutput.emit(report.jsonObject(error: skipped?.message))
-            } else {
-                print(job.summaryLine(report))
-            }
-            if let skipped { throw skipped }
+        try checkFileOptions()
+        // The work (streaming, parsing, batches, progress, the sentences) is SampleImport's.
+        let job = FileImport(path: jsonl ?? jsonArray ?? "-", array: jsonArray != nil, allOrNothing: allOrNothing, batch: batch)
+        var report = ImportReport(array: job.array)
+        do {
+            try job.run(into: &report, openStore: store.open)
+        } catch {
+            let (message, code) = ExitCodeMapping.describe(error)
+            if json { try JSONOutput.emit(report.jsonObject(error: message)) }
+            throw CLIFailure(message, code: code)
         }
+        let skipped = job.skippedRecordsFailure(report)
+        if json {
+            try JSONOutput.emit(report.jsonObject(error: skipped?.message))
+        } else {
+            print(job.summaryLine(report))
+        }
+        if let skipped { throw skipped }
     }
 }

@@ -7,6 +7,7 @@ import HealthStore
 import HeartRateProfile
 import Ingest
 import Logging
+import Systemd
 
 /// `healthgate live`: stream heart rate from straps, and store it.
 struct LiveCommand: ParsableCommand {
@@ -70,15 +71,15 @@ struct LiveCommand: ParsableCommand {
         }
         let session = try StrapSession(
             straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
-            store: noStore ? nil : db, maxNotifications: limits.count, logger: quietLogger()
+            store: noStore ? nil : db, maxNotifications: limits.count, logger: Logger.standardError(level: .error)
         ) { event in
-            if json { Output.json(event.jsonObject(straps: chosen)) } else { Self.show(event, chosen) }
+            if json { Output.json(event.jsonObject(straps: chosen)) } else { Output.say(event.text(straps: chosen)) }
         }
         let summary = try session.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
         if json {
             Output.json(summary.jsonObject(straps: targets))
         } else {
-            Self.show(summary, targets, stored: !noStore)
+            summary.text(straps: targets, stored: !noStore).forEach(Output.line)
         }
         if summary.unsaved > 0 {
             throw CLIFailure("\(summary.unsaved) samples could not be saved because the store kept failing: check the disk and `--db`, then record again.", code: .ioError)
@@ -99,7 +100,7 @@ struct LiveCommand: ParsableCommand {
                 try JSONOutput.emit(object)
             } else {
                 let device = sample.device?.name ?? sample.device?.localIdentifier ?? "strap"
-                let rr = sample.rrIntervals.map { "  " + Self.rrText($0.ticks) } ?? ""
+                let rr = sample.rrIntervals.map { "  " + EventText.rr($0.ticks) } ?? ""
                 let contact = sample.metadata.sensorContact.map { "  contact \($0.name)" } ?? ""
                 print("\(ISO8601.string(sample.endDate))  \(TerminalText.visible(device))  "
                       + "\(Table.number(sample.quantity.value)) \(sample.quantity.unit.unitString)\(contact)\(rr)")
@@ -107,73 +108,4 @@ struct LiveCommand: ParsableCommand {
             }
         }
     }
-
-    // MARK: Text
-
-    static func time(_ d: Date) -> String {
-        d.formatted(Date.VerbatimFormatStyle(format: "\(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)", timeZone: .current, calendar: .current))
-    }
-
-    /// RR intervals for a human line, oldest first, in whole milliseconds with the unit
-    /// (`RR 812 776 ms`); `--json` keeps the exact 1/1024 s ticks.
-    static func rrText(_ ticks: [UInt16]) -> String {
-        "RR " + ticks.map { String(format: "%.0f", Double($0) * 1000 / 1024) }.joined(separator: " ") + " ms"
-    }
-
-    static func contactText(_ c: SensorContact) -> String {
-        switch c { case .notSupported: return "contact n/a"; case .notDetected: return "NO CONTACT"; case .detected: return "contact ok" }
-    }
-
-    static func show(_ event: StrapSession.Event, _ targets: [StrapTarget]) {
-        switch event {
-        case .connected(let k, let c):
-            let t = targets[k]
-            let loc = c.sensorLocation.map { ", \($0.name)" } ?? ""
-            Output.note(c.number == 1 ? "Connected to \(t)\(loc)." : "Reconnected to \(t) (connection \(c.number)); notifications on again.")
-        case .reading(let r):
-            let who = targets[r.strap].name ?? targets[r.strap].address.description
-            guard let m = r.measurement else {
-                Output.line("\(time(r.receivedAt))  \(column(who, 14)) rejected payload \(Hex.string(r.payload)): \(r.rejection ?? "")")
-                return
-            }
-            var s = "\(time(r.receivedAt))  \(column(who, 14)) \(String(format: "%3d", Int(m.beatsPerMinute))) bpm  \(column(contactText(m.sensorContact), 12))"
-            if !m.rrIntervals.isEmpty { s += " " + rrText(m.rrIntervals.array) }
-            if let e = m.energyExpendedKJ { s += "  \(e) kJ" }
-            if m.truncated { s += "  (truncated)" }
-            Output.line(s)
-        case .battery(let k, let level, _):
-            Output.note("\(targets[k].name ?? targets[k].address.description): battery \(level)%")
-        case .disconnected(let k, let reason):
-            Output.note("\(targets[k]) disconnected (\(reason)); reconnecting…")
-        case .connectFailed(let k, let reason, let pause):
-            Output.note("Could not connect to \(targets[k].name ?? targets[k].address.description): \(reason) Retrying in \(formatSeconds(pause)).")
-        case .storeFailed(let why):
-            Output.note("Saving failed (\(why)); the batch is kept and retried.")
-        }
-    }
-
-    static func show(_ s: StrapSessionSummary, _ targets: [StrapTarget], stored: Bool) {
-        let d = Int(s.duration.rounded())
-        var line = "Summary: \(d / 3600 > 0 ? "\(d / 3600)h " : "")\(d / 60 % 60)m \(d % 60)s, \(s.notifications) readings"
-        line += stored ? ", \(s.samplesStored) samples stored in \(s.batches) batches" : " (not stored)"
-        if let mn = s.minBPM, let mx = s.maxBPM, let avg = s.averageBPM {
-            line += String(format: ", bpm min %d / avg %.1f / max %d", mn, avg, mx)
-        }
-        Output.line(line + ".")
-        if s.straps.count > 1 {
-            for (k, st) in s.straps.enumerated() {
-                var l = "  \(targets[k]): \(st.notifications) readings, \(st.connections) connections"
-                if let mn = st.minBPM, let mx = st.maxBPM, let avg = st.averageBPM { l += String(format: ", bpm %d / %.1f / %d", mn, avg, mx) }
-                Output.line(l)
-            }
-        }
-    }
-}
-
-/// A logger for the interactive strap commands: they print their own progress, so only errors
-/// the session cannot show (a failed fsync) reach stderr.
-func quietLogger() -> Logger {
-    var logger = Logger(label: "healthgate") { label in StreamLogHandler.standardError(label: label) }
-    logger.logLevel = .error
-    return logger
 }

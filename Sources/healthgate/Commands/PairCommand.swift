@@ -69,7 +69,7 @@ struct PairCommand: AsyncParsableCommand {
             return
         }
         print("Connected to \(target.address) (\(target.addressType.rawValue)): \(r.device.name ?? "unnamed strap")")
-        func row(_ k: String, _ v: String?) { if let v { print("  " + column(k, 15) + v) } }
+        func row(_ k: String, _ v: String?) { if let v { print("  " + TerminalText.column(k, 15) + v) } }
         row("manufacturer", info.manufacturer)
         row("model", info.model)
         row("hardware", info.hardwareRevision)

@@ -3,6 +3,8 @@ import BluetoothLinux
 import Capture
 import Foundation
 import Gateway
+import Logging
+import Systemd
 
 /// `healthgate record`: raw notifications to a capture file.
 struct RecordCommand: ParsableCommand {
@@ -44,15 +46,11 @@ struct RecordCommand: ParsableCommand {
         Output.note("Recording \(target) to \(out); Ctrl-C to stop.")
         let started = Date()
         let recording = try StrapRecording(straps: [.kernel(target, adapter: adapter, timeout: connect.attemptTimeout)],
-                                           writer: writer, maxNotifications: limits.count, logger: quietLogger()) { event in
-            switch event {
-            case .connected(_, let c): Output.note(c.number == 1 ? "Connected to \(target)." : "Reconnected to \(target) (connection \(c.number)).")
-            case .disconnected(_, let reason): Output.note("\(target) disconnected (\(reason)); reconnecting…")
-            case .connectFailed(_, let reason, let pause): Output.note("Could not connect to \(target): \(reason) Retrying in \(formatSeconds(pause)).")
-            default: break
-            }
+                                           writer: writer, maxNotifications: limits.count, logger: Logger.standardError(level: .error)) { event in
+            // Progress as `live` says it; the readings go to the file, not the terminal.
+            if case .note(let s) = event.text(straps: [target]) { Output.note(s) }
         }
         let n = try recording.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
-        Output.note("Recorded \(n) notifications in \(formatSeconds(Date().timeIntervalSince(started).rounded())) to \(out).")
+        Output.note("Recorded \(n) notifications in \(TerminalText.seconds(Date().timeIntervalSince(started).rounded())) to \(out).")
     }
 }

@@ -2,6 +2,8 @@ import ArgumentParser
 import Capture
 import Foundation
 import Gateway
+import Logging
+import Systemd
 import HealthStore
 import Ingest
 
@@ -50,7 +52,7 @@ struct ReplayCommand: ParsableCommand {
             throw CLIFailure("cannot replay \(file): \(error)", code: missing ? .noInput : .dataError)
         }
         let db = try store.open()
-        let r = try ReplaySummary.replay(file: file, reader: reader, into: db, speed: max ? nil : speed, logger: demoLogger(quiet: true))
+        let r = try ReplaySummary.replay(file: file, reader: reader, into: db, speed: max ? nil : speed, logger: Logger.standardError(level: true ? .error : .notice))
         if json { try JSONOutput.emit(r.jsonObject); return }
         print("replayed \(r.records) records from \(file) in \(String(format: "%.2f", r.seconds)) s")
         print("  \(r.stats.committed) samples committed in \(r.stats.batches) transactions (\(String(format: "%.0f", r.samplesPerSecond)) samples/s), \(r.stats.dropped) dropped")

@@ -1,15 +1,11 @@
 import ArgumentParser
 import BluetoothLinux
+import Daemon
 import Foundation
-import DaemonHTTP
 import Gateway
-import HealthModel
-import HealthStore
-import Ingest
+import HealthGateConfiguration
 import Logging
-import MQTTUplink
 import Systemd
-import Uplink
 
 /// `healthgate run`: the daemon.
 struct RunCommand: ParsableCommand {
@@ -65,43 +61,14 @@ struct RunCommand: ParsableCommand {
     var adapter: String?
 
     func run() throws {
-        let cfg: GatewayConfig
-        do { cfg = try GatewayConfig.load(path: config) } catch {
-            throw CLIFailure("configuration error: \(error)", code: .config)
-        }
-        var logger = Logger(label: "healthgate", factory: JournalLogHandler.bootstrap)
-        logger.logLevel = ProcessInfo.processInfo.environment["HEALTHGATE_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        // --db (or $HEALTHGATE_DB) wins over the file.
-        let path = DefaultPaths.database(given: store.db, configured: cfg.databasePath)
-        let db = WritingStores.opened(try HealthStore(path: path))
-        // Tells `live` (and a second `run`) that this process owns the straps and the store;
-        // the kernel releases it when the process ends, however it ends.
-        let daemonLock = try DaemonLock.acquire(databasePath: path, straps: cfg.straps.compactMap(\.address))
-        defer { withExtendedLifetime(daemonLock) {} }
+        let cfg = try GatewayConfig.load(path: config)
+        let logger = Logger.daemon()
         let adapterChoice = try adapter.map { name -> Adapter in
             do { return try Adapter.resolve(name) } catch { throw CLIFailure("\(error)", code: .unavailable) }
         }
-        let daemon = try GatewayDaemon(config: cfg, store: db, adapter: adapterChoice, logger: logger)
-        // The HTTP API when the file has an [http] table (docs/http-api.md, "Serving from run").
-        let http = try cfg.http.map { try DaemonHTTP.serve($0, file: config, store: db, daemon: daemon, logger: logger) }
-        defer { http?.stop() }
-        // The PostgreSQL uplink when the file has [uplink.postgres] (docs/uplink.md).
-        let uplink = try cfg.uplinkPostgres.map { try UplinkDaemon(settings: .init($0, file: config), storePath: path, logger: logger) }
-        if let uplink { daemon.addStatusNote { uplink.statusNote() } }
-        uplink?.start()
-        defer { uplink?.stop() }
-        // Home Assistant over MQTT when the file has [uplink.mqtt] (docs/mqtt.md).
-        let mqtt = try cfg.uplinkMQTT.map {
-            try HomeAssistantPublisher(settings: .init($0, file: config), storePath: path, daemon: daemon, logger: logger)
-        }
-        if let mqtt { daemon.addStatusNote { mqtt.statusNote() } }
-        mqtt?.start()
-        defer { mqtt?.stop() }
-        logger.notice("healthgate run: \(cfg.straps.count) strap(s), \(cfg.pedometers.count) pedometer rule(s), store \(path), batches of \(cfg.ingest.batchSize) or \(cfg.ingest.flushInterval)")
-        let final = try daemon.run()
-        if final.abandoned > 0 {
-            throw CLIFailure("\(final.abandoned) samples could not be committed at shutdown because the store kept failing (\(final.stalledBy ?? "unknown")); free disk space or check \(path).", code: .ioError)
-        }
+        // --db (or $HEALTHGATE_DB) wins over the file.
+        try DaemonRun.run(cfg, file: config, storePath: DefaultPaths.database(given: store.db, configured: cfg.databasePath),
+                          adapter: adapterChoice, logger: logger)
     }
 }
 

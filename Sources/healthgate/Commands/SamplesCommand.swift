@@ -45,39 +45,33 @@ struct SamplesCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        try reporting {
-            if let limit, limit < 1 {
-                throw CLIFailure("--limit \(limit) is not a count of samples: use 1 or more (or leave it out for all).", code: .usage)
-            }
-            let zone = try InputValues.timeZone(tz)
-            var q = try filters.query(timeZone: zone)
-            q.sortBy = sort.key
-            q.ascending = !desc
-            q.limit = limit
-            if mostRecent { q.sortBy = .endDate; q.ascending = false; q.limit = 1 }
-            var unit: HealthUnit?
-            if let text = self.unit {
-                guard let type = q.type else { throw CLIFailure("--unit needs --type (units differ between types).", code: .usage) }
-                unit = try InputValues.unit(text, for: type)
-            }
-            let samples = try store.openForReading().samples(q)
-            if let unit, let bad = try samples.first(where: { !(try $0.quantity.doubleValue(for: unit)).isFinite }) {
-                // Only values stored before plausible ranges existed can do this.
-                throw CLIFailure("sample \(bad.uuid.uuidString.lowercased()) (\(bad.quantity)) overflows a 64-bit number in \(unit): leave out --unit to see it, and delete it if it is not real.",
-                                 code: .dataError)
-            }
-            if json {
-                try JSONOutput.emit(try samples.map { try SampleJSON.object($0, unit: unit) })
-                return
-            }
-            if samples.isEmpty { print("no samples match"); return }
-            Table.print(["START", "END", "TYPE", "VALUE", "UNIT", "SOURCE", "DEVICE", "UUID"], try samples.map { s in
-                let u = unit ?? s.type.canonicalUnit
-                return [Table.time(s.startDate, in: zone ?? .current), Table.time(s.endDate, in: zone ?? .current), s.type.identifier,
-                        Table.number(try s.quantity.doubleValue(for: u)), u.unitString, s.source.name,
-                        s.device?.name ?? s.device?.localIdentifier ?? "-", s.uuid.uuidString.lowercased()]
-            })
+        if let limit, limit < 1 {
+            throw CLIFailure("--limit \(limit) is not a count of samples: use 1 or more (or leave it out for all).", code: .usage)
         }
+        let zone = try InputValues.timeZone(tz)
+        var q = try filters.query(timeZone: zone)
+        q.sortBy = sort.key
+        q.ascending = !desc
+        q.limit = limit
+        if mostRecent { q.sortBy = .endDate; q.ascending = false; q.limit = 1 }
+        let unit = try InputValues.unit(self.unit, forQueryType: q.type)
+        let samples = try store.openForReading().samples(q)
+        if let unit, let bad = try samples.first(where: { !(try $0.quantity.doubleValue(for: unit)).isFinite }) {
+            // Only values stored before plausible ranges existed can do this.
+            throw CLIFailure("sample \(bad.uuid.uuidString.lowercased()) (\(bad.quantity)) overflows a 64-bit number in \(unit): leave out --unit to see it, and delete it if it is not real.",
+                             code: .dataError)
+        }
+        if json {
+            try JSONOutput.emit(try samples.map { try SampleJSON.object($0, unit: unit) })
+            return
+        }
+        if samples.isEmpty { print("no samples match"); return }
+        Table.print(["START", "END", "TYPE", "VALUE", "UNIT", "SOURCE", "DEVICE", "UUID"], try samples.map { s in
+            let u = unit ?? s.type.canonicalUnit
+            return [Table.time(s.startDate, in: zone ?? .current), Table.time(s.endDate, in: zone ?? .current), s.type.identifier,
+                    Table.number(try s.quantity.doubleValue(for: u)), u.unitString, s.source.name,
+                    s.device?.name ?? s.device?.localIdentifier ?? "-", s.uuid.uuidString.lowercased()]
+        })
     }
 }
 

@@ -74,7 +74,7 @@ struct ScanCommand: ParsableCommand {
             }
         }
         let rows = table.rows(all: all)
-        markRememberedSeen(rows)
+        StrapRegistry.markSeen(rows.map { ($0.address.description, $0.lastSeen) }, storeAt: store.path)
         if json {
             for d in rows { try JSONOutput.emit(d.jsonObject) }
         } else if live {
@@ -82,16 +82,8 @@ struct ScanCommand: ParsableCommand {
         }
         if rows.isEmpty {
             let what = all ? "No Bluetooth LE device" : "No heart-rate strap"
-            throw CLIFailure("\(what) was heard on \(adapter.name) within \(stop.isRaised ? "the scan" : "\(formatSeconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
+            throw CLIFailure("\(what) was heard on \(adapter.name) within \(stop.isRaised ? "the scan" : "\(TerminalText.seconds(timeout))"): wear the strap (most advertise only with skin contact), bring it closer, disconnect it from phones and watches, or scan longer with --timeout.", code: .unavailable)
         }
-    }
-
-    /// Updates "last seen" of remembered straps that were heard. Best effort: a scan never
-    /// creates a store, and a store problem does not fail the scan.
-    private func markRememberedSeen(_ rows: [ScannedDevice]) {
-        guard !rows.isEmpty, FileManager.default.fileExists(atPath: store.path),
-              let db = try? HealthStore(path: store.path) else { return }
-        StrapRegistry.markSeen(rows.map { ($0.address.description, $0.lastSeen) }, in: db)
     }
 
     private func redraw(_ rows: [ScannedDevice], over lines: Int) -> Int {
@@ -104,15 +96,14 @@ struct ScanCommand: ParsableCommand {
     }
 }
 
-func formatSeconds(_ t: Double) -> String { t == t.rounded() ? "\(Int(t)) s" : "\(t) s" }
 
 /// The scan's table for people.
 enum ScanTable {
-    static let header = column("ADDRESS", 19) + column("TYPE", 8) + column("RSSI", 6) + column("HR", 4) + "NAME"
+    static let header = TerminalText.column("ADDRESS", 19) + TerminalText.column("TYPE", 8) + TerminalText.column("RSSI", 6) + TerminalText.column("HR", 4) + "NAME"
 
     static func line(_ d: ScannedDevice) -> String {
-        column(d.address.description, 19) + column(d.addressType?.rawValue ?? "-", 8)
-            + column(d.rssi.map { "\($0)" } ?? "-", 6) + column(d.data.isHeartRateSensor() ? "yes" : "-", 4)
+        TerminalText.column(d.address.description, 19) + TerminalText.column(d.addressType?.rawValue ?? "-", 8)
+            + TerminalText.column(d.rssi.map { "\($0)" } ?? "-", 6) + TerminalText.column(d.data.isHeartRateSensor() ? "yes" : "-", 4)
             + (d.data.localName ?? "(no name)")
     }
 }

@@ -53,13 +53,13 @@ struct SerialListCommand: ParsableCommand {
             print("No serial devices\(all ? "" : " (add --all to include virtual terminals)").")
             return
         }
-        print(column("DEVICE", 16) + column("VID:PID", 11) + column("SERIAL", 18) + column("DRIVER", 12)
-              + column("PEDOMETER", 26) + "BY-ID")
+        print(TerminalText.column("DEVICE", 16) + TerminalText.column("VID:PID", 11) + TerminalText.column("SERIAL", 18) + TerminalText.column("DRIVER", 12)
+              + TerminalText.column("PEDOMETER", 26) + "BY-ID")
         for d in devices {
             let ids = d.vendorID.map { "\($0):\(d.modelID ?? "????")" } ?? "-"
             let matched = rules.firstMatch(d).map { "yes (\($0.summary))" } ?? "no"
-            print(column(d.devnode ?? d.sysname, 16) + column(ids, 11) + column(d.serialShort ?? "-", 18)
-                  + column(d.driver ?? "-", 12) + column(matched, 26) + (d.byIDPath ?? "-"))
+            print(TerminalText.column(d.devnode ?? d.sysname, 16) + TerminalText.column(ids, 11) + TerminalText.column(d.serialShort ?? "-", 18)
+                  + TerminalText.column(d.driver ?? "-", 12) + TerminalText.column(matched, 26) + (d.byIDPath ?? "-"))
         }
         if rules.isEmpty {
             Console.note("note: no pedometer rules (--match, or match = [...] / [[pedometer]] in \(pedometers.file.path)): no device counts as a pedometer")

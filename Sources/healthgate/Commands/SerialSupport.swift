@@ -40,10 +40,6 @@ struct SerialConfigOption: ParsableArguments {
     var path: String { config ?? DefaultPaths.serialConfiguration() }
 
     /// Reads the file; a missing default file is an empty configuration.
-    /// - Throws: ``CLIFailure`` with exit 78 naming the file, line and what is wrong.
-    func load() throws -> GatewayConfig {
-        do { return try GatewayConfig.loadSerial(path: config) } catch {
-            throw CLIFailure("configuration error: \(error)", code: .config)
-        }
-    }
+    /// - Throws: ``ConfigError`` (exit 78) naming the file, line and what is wrong.
+    func load() throws -> GatewayConfig { try GatewayConfig.loadSerial(path: config) }
 }

@@ -4,6 +4,7 @@ import Gateway
 import HealthModel
 import HealthStore
 import Logging
+import Systemd
 import SerialPedometer
 import Udev
 
@@ -90,8 +91,7 @@ struct SerialWatchCommand: ParsableCommand {
             throw CLIFailure("--auto needs at least one pedometer rule (--match vid:pid|serial:S|tag:T, or match = [...] in \(pedometers.file.path)): HealthGate never reads every tty", code: .config)
         }
         let db = noStore ? nil : try store.open()
-        var logger = Logger(label: "healthgate") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = .critical   // everything worth saying is printed from the events
+        let logger = Logger.standardError(level: .critical)   // everything worth saying is printed from the events
         let printer = SerialWatchPrinter(json: json, auto: auto, reopen: reopen, storing: db != nil)
         let session = try PedometerWatchSession(store: db, logger: logger) { printer.show($0, rules: rules) }
         let outcome = auto ? try session.run(rules: rules) : try session.run(device: rules[0], reopen: reopen)
@@ -101,8 +101,8 @@ struct SerialWatchCommand: ParsableCommand {
     }
 }
 
-/// Prints `serial watch`'s events: human lines, or their JSON objects
-/// (``PedometerWatchSession/Event/jsonObjects(rules:auto:)``), one a line.
+/// Prints `serial watch`'s events: their texts (``PedometerWatchSession/Event/texts(rules:auto:reopen:storing:)``),
+/// or their JSON objects one a line, and then only failures on stderr.
 private struct SerialWatchPrinter: Sendable {
     let json: Bool
     let auto: Bool
@@ -111,52 +111,15 @@ private struct SerialWatchPrinter: Sendable {
 
     func show(_ event: PedometerWatchSession.Event, rules: [GatewayConfig.Pedometer]) {
         if json { event.jsonObjects(rules: rules, auto: auto).forEach { JSONOutput.event($0) } }
-        switch event {
-        case .monitoring(let source):
-            guard !json else { return }
-            let log = switch source {
-            case .udev: "udev daemon running: device events from udev"
-            case .kernel: "no udev daemon: device events from the kernel, USB ids from sysfs (tag rules cannot match)"
-            case nil: "no device events: looking for devices every 2 s"
+        for text in event.texts(rules: rules, auto: auto, reopen: reopen, storing: storing) {
+            switch text {
+            case .error(let s): Console.error(s)
+            case .note(let s) where !json: Console.note(s)
+            case .line(let s) where !json:
+                print(TerminalText.visible(s))
+                fflush(nil)
+            default: break
             }
-            Console.note("\(log); waiting for pedometers matching \(rules.map(\.summary).joined(separator: ", "))")
-        case .carriedOver(let path, let old, let id):
-            if !json { Console.note("counter state of \(path) carried over from its old id \(old) to \(id)") }
-        case .opened(let path, let id, let rule):
-            guard !json else { return }
-            if auto { Console.note("plugged: \(path) as \(id) (matched \(rule.summary))") }
-            else { Console.note("reading \(path) as \(id) (\(rule.format), \(rule.baud) baud)\(storing ? "" : ", not storing")") }
-        case .openFailed(let path, _, let error):
-            if auto { Console.error("cannot open \(path): \(error)") }
-        case .session(_, let e):
-            if !json { Self.line(Self.text(e)) }
-        case .ended(let path, let id, let gone, let t):
-            guard !json else { return }
-            if let gone { Self.line("unplugged  \(id): \(gone)") }
-            let rej = t.rejected.isEmpty ? "none" : t.rejected.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-            Console.note("\(id): \(t.accepted) line(s) accepted, rejected: \(rej); \(t.samples) sample(s), \(t.steps) step(s)\(storing ? " stored" : " (not stored)")")
-            if reopen, gone != nil { Console.note("waiting for \(path) to come back (Ctrl-C to stop)") }
-        case .stored(let id, let n):
-            if !json && storing { Self.line("stored  \(n) sample(s) of \(id)") }
-        case .storeFailed(let reason):
-            Console.error("could not store step samples and the counter state: \(reason); they stay pending and are retried")
         }
-    }
-
-    /// A pedometer's line, counter note or sample as a human line.
-    static func text(_ e: SessionEvent) -> String {
-        switch e {
-        case .accepted(let line, _): "line    \(line)"
-        case .rejected(let line, let why): "reject  \(line.map { "\"\($0.prefix(60))\"" } ?? "(line)"): \(why)"
-        case .counter(let c): "note    \(c)"
-        case .sample(let s):
-            "sample  +\(s.steps) steps  \(ISO8601.string(s.start)) … \(ISO8601.string(s.end))" + (s.timingUncertain ? "  (timing uncertain)" : "")
-        }
-    }
-
-    /// Prints `s` (control characters shown as escapes) and flushes.
-    static func line(_ s: String) {
-        print(TerminalText.visible(s))
-        fflush(nil)
     }
 }

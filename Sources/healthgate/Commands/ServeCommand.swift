@@ -4,6 +4,7 @@ import Gateway
 import HTTPAPI
 import HealthStore
 import Logging
+import Systemd
 
 /// `healthgate serve`: the HTTP API over a store (docs/http-api.md).
 struct ServeCommand: AsyncParsableCommand {
@@ -68,25 +69,20 @@ struct ServeCommand: AsyncParsableCommand {
                 Console.note("healthgate serve: listening on \(server.scheme)://\(bound) (store \(server.storePath))")
             }
         } catch {
-            try reporting {
-                throw CLIFailure("serve could not listen on \(listen): \(error); another program may use the port: choose another with --listen.", code: .unavailable)
-            }
+            throw CLIFailure("serve could not listen on \(listen): \(error); another program may use the port: choose another with --listen.", code: .unavailable)
         }
     }
 
     private func setUp() throws -> APIServer {
-        try reporting {
-            var settings = ServingSettings()
-            settings.listen = listen
-            settings.certificate = certificate
-            settings.key = key
-            settings.allowPlainHTTP = allowPlainHttp
-            settings.maxBodyBytes = maxBodyBytes
-            settings.liveClientBuffer = liveClientBuffer
-            var logger = Logger(label: "healthgate.http") { StreamLogHandler.standardError(label: $0) }
-            logger.logLevel = .notice
-            // Opened for writing: POST and DELETE write, and a new store is created and migrated.
-            return try settings.server(store: store.open(), names: .flags, logger: logger)
-        }
+        var settings = ServingSettings()
+        settings.listen = listen
+        settings.certificate = certificate
+        settings.key = key
+        settings.allowPlainHTTP = allowPlainHttp
+        settings.maxBodyBytes = maxBodyBytes
+        settings.liveClientBuffer = liveClientBuffer
+        let logger = Logger.standardError("healthgate.http", level: .notice)
+        // Opened for writing: POST and DELETE write, and a new store is created and migrated.
+        return try settings.server(store: store.open(), names: .flags, logger: logger)
     }
 }

@@ -2,6 +2,7 @@ import Platform
 import ArgumentParser
 import Foundation
 import Gateway
+import HealthGateConfiguration
 import Simulators
 import Sysexits
 #if canImport(Glibc)
@@ -67,16 +68,8 @@ struct SimulateCommand: ParsableCommand {
         guard (1...60_000).contains(flushMs) else { throw ValidationError("--flush-ms must be 1…60000") }
     }
 
-    /// `$XDG_RUNTIME_DIR/healthgate-sim`, else `/tmp/healthgate-sim-UID`.
-    static func defaultDirectory() -> String {
-        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            return (runtime as NSString).appendingPathComponent("healthgate-sim")
-        }
-        return "/tmp/healthgate-sim-\(getuid())"
-    }
-
     func run() throws {
-        let directory = dir ?? Self.defaultDirectory()
+        let directory = dir ?? DefaultPaths.simulation()
         let configPath = configOut ?? (directory as NSString).appendingPathComponent("healthgate.toml")
         try FileAccess.createDirectory(directory, what: "the simulation directory")
         let load: SimulatedLoad
@@ -105,17 +98,11 @@ struct SimulateCommand: ParsableCommand {
         }
         load.start(onSent: log?.record)
         if json {
-            try JSONOutput.emit([
-                "config": configPath,
-                "directory": directory,
-                "rate": devices.rate,
-                "straps": load.straps.map { ["name": $0.name, "socket": $0.socketPath] },
-                "pedometers": load.pedometers.map { ["name": $0.name, "path": $0.path] },
-            ] as [String: Any])
+            try JSONOutput.emit(load.jsonObject(config: configPath))
         } else {
             emitLine("Simulating \(devices.straps) strap(s) at \(devices.rate) Hz on Unix sockets in \(directory) and \(devices.pedometers) pedometer(s) on ptys.")
-            for s in load.straps { emitLine("  \(column(s.name, 18))\(s.socketPath)") }
-            for p in load.pedometers { emitLine("  \(column(p.name, 18))\(p.path)") }
+            for s in load.straps { emitLine("  \(TerminalText.column(s.name, 18))\(s.socketPath)") }
+            for p in load.pedometers { emitLine("  \(TerminalText.column(p.name, 18))\(p.path)") }
             emitLine("Configuration for the daemon: \(configPath)")
             emitLine("In another terminal:  healthgate run --config \(configPath) --db /tmp/sim.sqlite")
             emitLine("Ctrl-C stops the simulation.")

@@ -76,44 +76,42 @@ struct StatsCommand: ParsableCommand {
     var follow = false
 
     func run() throws {
-        try reporting {
-            let request = StatisticsRequest(type: try InputValues.type(type), options: option.joined(separator: ","), from: from, to: to,
-                                            interval: interval, anchor: anchor, timeZone: tz, unit: unit,
-                                            separateBySource: separateBySource, device: device, source: source)
-            // Mistakes in the command line are reported before the store is opened (a missing
-            // store would otherwise hide them behind exit 66).
-            let plan = try request.plan(names: .commandLine, defaultZone: .current)
-            let (query, options, outUnit, iv) = (plan.query, plan.query.options, plan.unit, plan.interval)
-            if follow && iv == nil {
-                throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage)
+        let request = StatisticsRequest(type: try InputValues.type(type), options: option.joined(separator: ","), from: from, to: to,
+                                        interval: interval, anchor: anchor, timeZone: tz, unit: unit,
+                                        separateBySource: separateBySource, device: device, source: source)
+        // Mistakes in the command line are reported before the store is opened (a missing
+        // store would otherwise hide them behind exit 66).
+        let plan = try request.plan(names: .commandLine, defaultZone: .current)
+        let (query, options, outUnit, iv) = (plan.query, plan.query.options, plan.unit, plan.interval)
+        if follow && iv == nil {
+            throw CLIFailure("--follow needs --interval: it reprints the buckets a new sample changes.", code: .usage)
+        }
+        let db = try store.openForReading()
+        if let iv {
+            // --follow (change feed, HealthStore's StatisticsFollower): start observing before the first computation.
+            let follower = follow ? try StatisticsFollower(path: store.path, type: request.type) : nil
+            let compute = {
+                try db.statisticsCollection(query, interval: iv, anchor: plan.anchor, timeZone: plan.timeZone)
+                    .map { try $0.converted(to: outUnit) }
             }
-            let db = try store.openForReading()
-            if let iv {
-                // --follow (change feed, HealthStore's StatisticsFollower): start observing before the first computation.
-                let follower = follow ? try StatisticsFollower(path: store.path, type: request.type) : nil
-                let compute = {
-                    try db.statisticsCollection(query, interval: iv, anchor: plan.anchor, timeZone: plan.timeZone)
-                        .map { try $0.converted(to: outUnit) }
-                }
-                let show = { (buckets: [Statistics]) in
-                    if json {
-                        // A stream (--follow prints again on each change): a line that is not JSON fails the command at its end.
-                        // The shape GET /v1/statistics answers too (StatisticsJSON.swift).
-                        JSONOutput.event(buckets.map { $0.bucketJSONObject(options: options, unit: outUnit) })
-                    } else {
-                        printBuckets(buckets, options: options, unit: outUnit, zone: plan.timeZone)
-                    }
-                }
-                let buckets = try compute()
-                show(buckets)
-                try follower?.run(initial: buckets, compute: compute, show: show)
-            } else {
-                let st = try db.statistics(query).converted(to: outUnit)
+            let show = { (buckets: [Statistics]) in
                 if json {
-                    try JSONOutput.emit(st.jsonObject(options: options, unit: outUnit))
+                    // A stream (--follow prints again on each change): a line that is not JSON fails the command at its end.
+                    // The shape GET /v1/statistics answers too (StatisticsJSON.swift).
+                    JSONOutput.event(buckets.map { $0.bucketJSONObject(options: options, unit: outUnit) })
                 } else {
-                    printSingle(st, options: options, unit: outUnit)
+                    printBuckets(buckets, options: options, unit: outUnit, zone: plan.timeZone)
                 }
+            }
+            let buckets = try compute()
+            show(buckets)
+            try follower?.run(initial: buckets, compute: compute, show: show)
+        } else {
+            let st = try db.statistics(query).converted(to: outUnit)
+            if json {
+                try JSONOutput.emit(st.jsonObject(options: options, unit: outUnit))
+            } else {
+                printSingle(st, options: options, unit: outUnit)
             }
         }
     }

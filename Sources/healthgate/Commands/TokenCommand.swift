@@ -61,25 +61,23 @@ struct TokenCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            try reporting {
-                // An empty list grants nothing of that kind; 'all' grants every type.
-                let scopes = TokenScopes(read: try TokenScopes.parseTypes(read, option: "--read"),
-                                         write: try TokenScopes.parseTypes(write, option: "--write"),
-                                         admin: admin, metrics: metrics)
-                guard AccessTokenRegistry.isValidName(name) else { throw TokenError.badName(name) }
-                let lifetime = try expires.map { try InputValues.seconds($0, option: "--expires") }
-                let now = Date()
-                let made = try AccessTokenRegistry(store: store.open())
-                    .create(name: name, scopes: scopes, expires: lifetime.map { now.addingTimeInterval($0) }, now: now)
-                if json {
-                    var o = made.info.jsonObject
-                    o["token"] = made.token
-                    try JSONOutput.emit(o)
-                    return
-                }
-                print(made.token)
-                Console.note("Token '\(name)' created: \(made.info.summary). Keep the line above secret; it is not shown again (the store keeps only its digest).")
+            // An empty list grants nothing of that kind; 'all' grants every type.
+            let scopes = TokenScopes(read: try TokenScopes.parseTypes(read, option: "--read"),
+                                     write: try TokenScopes.parseTypes(write, option: "--write"),
+                                     admin: admin, metrics: metrics)
+            guard AccessTokenRegistry.isValidName(name) else { throw TokenError.badName(name) }
+            let lifetime = try expires.map { try InputValues.seconds($0, option: "--expires") }
+            let now = Date()
+            let made = try AccessTokenRegistry(store: store.open())
+                .create(name: name, scopes: scopes, expires: lifetime.map { now.addingTimeInterval($0) }, now: now)
+            if json {
+                var o = made.info.jsonObject
+                o["token"] = made.token
+                try JSONOutput.emit(o)
+                return
             }
+            print(made.token)
+            Console.note("Token '\(name)' created: \(made.info.summary). Keep the line above secret; it is not shown again (the store keeps only its digest).")
         }
     }
 
@@ -94,17 +92,15 @@ struct TokenCommand: ParsableCommand {
         var json = false
 
         func run() throws {
-            try reporting {
-                let list = try AccessTokenRegistry(store: store.openForReading()).list()
-                if json { try JSONOutput.emit(list.map(\.jsonObject)); return }
-                if list.isEmpty { print("no tokens yet: 'healthgate token create --name NAME --read TYPES' makes one"); return }
-                let now = Date()
-                Table.print(["NAME", "READ", "WRITE", "ADMIN", "METRICS", "CREATED", "EXPIRES"], list.map { t in
-                    [t.name, TokenScopes.text(t.scopes.read).joined(separator: ","), TokenScopes.text(t.scopes.write).joined(separator: ","),
-                     t.scopes.admin ? "yes" : "no", t.scopes.metrics ? "yes" : "no", ISO8601.string(t.created),
-                     t.expires.map { ISO8601.string($0) + (t.isExpired(at: now) ? " (expired)" : "") } ?? "never"]
-                })
-            }
+            let list = try AccessTokenRegistry(store: store.openForReading()).list()
+            if json { try JSONOutput.emit(list.map(\.jsonObject)); return }
+            if list.isEmpty { print("no tokens yet: 'healthgate token create --name NAME --read TYPES' makes one"); return }
+            let now = Date()
+            Table.print(["NAME", "READ", "WRITE", "ADMIN", "METRICS", "CREATED", "EXPIRES"], list.map { t in
+                [t.name, TokenScopes.text(t.scopes.read).joined(separator: ","), TokenScopes.text(t.scopes.write).joined(separator: ","),
+                 t.scopes.admin ? "yes" : "no", t.scopes.metrics ? "yes" : "no", ISO8601.string(t.created),
+                 t.expires.map { ISO8601.string($0) + (t.isExpired(at: now) ? " (expired)" : "") } ?? "never"]
+            })
         }
     }
 
@@ -119,10 +115,8 @@ struct TokenCommand: ParsableCommand {
         var name: String
 
         func run() throws {
-            try reporting {
-                try AccessTokenRegistry(store: store.open()).revoke(name: name)
-                print("revoked token '\(name)'")
-            }
+            try AccessTokenRegistry(store: store.open()).revoke(name: name)
+            print("revoked token '\(name)'")
         }
     }
 }

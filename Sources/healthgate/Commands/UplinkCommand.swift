@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HealthGateConfiguration
+import HealthModel
 import HealthStore
 import Platform
 import Sysexits
@@ -80,11 +81,7 @@ struct UplinkPushCommand: AsyncParsableCommand {
         let report = try await pusher.push(progress: onTerminal ? Self.showProgress : nil)
         if onTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         if json {
-            try JSONOutput.emit([
-                "gateway": pusher.gateway, "server": target.display, "batches": report.batches,
-                "samples": report.samples, "quantities": report.quantities, "deletions": report.deletions,
-                "fullSync": report.fullSync, "anchor": report.anchor,
-            ] as [String: Any])
+            try JSONOutput.emit(report.jsonObject(gateway: pusher.gateway, server: target.display))
         } else {
             let what = report.batches == 0 ? "nothing new" :
                 "\(report.samples) samples, \(report.quantities) series quantities, \(report.deletions) deletions in \(report.batches) batches"
@@ -122,9 +119,7 @@ struct UplinkStatusCommand: ParsableCommand {
     func run() throws {
         var path = store.path
         if let config {
-            do { path = DefaultPaths.database(given: store.db, configured: try GatewayConfig.load(path: config).databasePath) } catch {
-                throw CLIFailure("configuration error: \(error)", code: .config)
-            }
+            path = DefaultPaths.database(given: store.db, configured: try GatewayConfig.load(path: config).databasePath)
         }
         guard FileManager.default.fileExists(atPath: path) else {
             throw CLIFailure("no store at \(path): nothing has been pushed from it; pass --db or --config with the gateway's store.", code: .noInput)
@@ -135,12 +130,6 @@ struct UplinkStatusCommand: ParsableCommand {
             return
         }
         if statuses.isEmpty { print("no uplink has pushed from this store yet ('healthgate uplink push' or [uplink.postgres] in run's configuration)") }
-        for s in statuses {
-            print("\(s.gateway) → \(s.server)")
-            print("  anchor: \(s.anchor ?? "none (never committed)")")
-            print("  behind: \(s.behind) changes" + (s.secondsBehind.map { String(format: ", %.0f s", $0) } ?? ""))
-            if let p = s.lastPush { print("  last push: \(ISO8601DateFormatter().string(from: p))") }
-            if let e = s.lastError { print("  last error: \(e)") }
-        }
+        statuses.flatMap(\.lines).forEach { print($0) }
     }
 }
