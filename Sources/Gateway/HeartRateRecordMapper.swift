@@ -192,7 +192,7 @@ package struct HeartRateRecordMapper: Sendable {
     /// not finite): `(t × 1000).rounded() / 1000`, the form the series codec stores exactly at
     /// its millisecond scale (docs/store.md, "The encoding").
     @inlinable
-    public static func receiptTime(_ t: Double) -> Double {
+    package static func receiptTime(_ t: Double) -> Double {
         let ms = (t * 1000).rounded()
         return ms.isFinite ? ms / 1000 : t
     }

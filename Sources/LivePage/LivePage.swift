@@ -2,19 +2,19 @@
 /// JavaScript, embedded in the binary as string literals — a Pi in a gym has no internet (no CDN),
 /// and `healthgate` is installed as one file (no resource bundle beside it). The page holds no
 /// data: it asks for a token once and reads everything through the API with it.
-public enum LivePage {
+package enum LivePage {
     /// One asset: its path under the server's root, media type and text.
-    public struct Asset: Sendable {
+    package struct Asset: Sendable {
         /// The path it is served at (`/`, `/live.css`, `/live.js`).
-        public let path: String
+        package let path: String
         /// Its `Content-Type`.
-        public let contentType: String
+        package let contentType: String
         /// Its text.
-        public let text: String
+        package let text: String
     }
 
     /// Every asset of the page.
-    public static let assets: [Asset] = [
+    package static let assets: [Asset] = [
         Asset(path: "/", contentType: "text/html; charset=utf-8", text: html),
         Asset(path: "/live.css", contentType: "text/css; charset=utf-8", text: css),
         Asset(path: "/live.js", contentType: "text/javascript; charset=utf-8", text: script),
@@ -22,6 +22,6 @@ public enum LivePage {
 
     /// The policy the page is served with: nothing but this server's own scripts, styles and API
     /// (no inline script, no other origin).
-    public static let contentSecurityPolicy =
+    package static let contentSecurityPolicy =
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }

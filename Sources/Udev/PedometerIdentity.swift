@@ -30,7 +30,7 @@ package struct PedometerIdentity: Sendable, Hashable {
     package var basis: Basis
     /// The ids earlier versions of HealthGate kept this device's counter state under, newest rule
     /// first (`serial watch` used the by-id link name or the kernel name, `run` the device path):
-    /// their state is carried over to ``id`` once (docs/ingestion.md, "Pedometer ids").
+    /// their state is carried over to ``id`` once (docs/serial-pedometers.md, "The pedometer id").
     package var legacyIDs: [String]
     /// The USB device, when there is one.
     package var usb: USBPort?
