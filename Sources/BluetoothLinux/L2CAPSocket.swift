@@ -110,7 +110,11 @@ package final class L2CAPSocket: @unchecked Sendable {
             if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
             let deadline = SystemCall.monotonicSeconds() + timeout
             while true {
-                let n = SystemCall.poll(&fds, timeout: deadline - SystemCall.monotonicSeconds())
+                // Checked on every turn, not only when poll times out: a socket that keeps
+                // reporting something other than writable must not keep this loop alive.
+                let left = deadline - SystemCall.monotonicSeconds()
+                if left <= 0 { throw BluetoothError(errno: ETIMEDOUT, during: op) }
+                let n = SystemCall.poll(&fds, timeout: left)
                 if n < 0 { throw BluetoothError(errno: errno, during: op) }
                 if n == 0 { throw BluetoothError(errno: ETIMEDOUT, during: op) }
                 if fds.count > 1, fds[1].revents != 0 {

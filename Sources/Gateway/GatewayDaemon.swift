@@ -43,6 +43,13 @@ package final class GatewayDaemon: Sendable {
         pedometerObservers.add(observer)
     }
 
+    /// Seconds a strap's connect may stay pending (as `live`'s default). A pending LE connect
+    /// completes as soon as the strap advertises, so a longer wait delays nothing; what it
+    /// spares is cancelling connects, which is where the kernel misbehaves (seven straps started
+    /// at once: the kernel connects them one at a time, and the last one's 10 s connect was
+    /// cancelled just as its turn came; docs/bluetooth-linux.md, "Connect timeouts").
+    package static let connectTimeout = 60.0
+
     /// Builds the daemon for `config` over `store`; straps with an address connect through
     /// `adapter` (nil: the kernel's choice). A strap's address type is the file's, else the one
     /// `pair` remembered, else a guess from the address.
@@ -53,7 +60,7 @@ package final class GatewayDaemon: Sendable {
                                      policy: config.reconnect, logger: logger)
         let registry = StrapRegistry(store: store, logger: logger)
         let eventLog = StrapEventLog(logger: logger)
-        let connector = kernelConnector(adapter: adapter)
+        let connector = kernelConnector(adapter: adapter, timeout: Self.connectTimeout)
         let observers = StrapObservers()
         var straps: [StrapSource] = []
         for s in config.straps {

@@ -30,6 +30,14 @@ package protocol ReportedBySource: Error {}
 package protocol SourceFailure: Error {
     /// True when no retry can fix it.
     var isPermanent: Bool { get }
+    /// True when something below needs time to settle after this failure before the next
+    /// attempt (a kernel connect being cancelled): the pause is then at least the policy's
+    /// ``ReconnectPolicy/settlePause``. Default: false.
+    var needsSettling: Bool { get }
+}
+
+extension SourceFailure {
+    package var needsSettling: Bool { false }
 }
 
 /// Runs sources on threads of their own, each with its own ring in the pipeline, restarting
@@ -44,6 +52,8 @@ package final class SourceRunner: Sendable {
     private let running = Mutex<[DispatchSemaphore]>([])
     private let retryObserver = Locked<(@Sendable (String, String, Duration) -> Void)?>(nil)
     private let failureObserver = Locked<(@Sendable (String, any Error) -> Void)?>(nil)
+    /// Source threads started in this process (their names' numbers).
+    private static let started = Atomic<Int>(0)
 
     /// A runner feeding `pipeline`, restarting sources by `policy`.
     package init(pipeline: IngestPipeline, logger: Logger, policy: ReconnectPolicy = ReconnectPolicy()) {
@@ -73,26 +83,36 @@ package final class SourceRunner: Sendable {
         running.withLock { $0.append(done) }
         let (pipeline, logger, stop, policy) = (self.pipeline, self.logger, self.stop, self.policy)
         let (retryObserver, failureObserver) = (self.retryObserver, self.failureObserver)
+        let number = Self.started.add(1, ordering: .relaxed).newValue
         let thread = Thread {
+            // Numbered: the kernel keeps 15 bytes of a name, and seven straps' names share them.
+            SystemCall.nameThisThread("src\(number) \(source.name)")
             var failures = 0
+            var attempt = 0
             // A streak of identical failures is logged at warning once (and again every 10
             // minutes while it lasts), the repeats at debug: a strap left at home must not
             // fill the journal with a line every 2 s.
             var lastWarned: (why: String, at: ContinuousClock.Instant)?
             while !stop.isRaised {
+                attempt += 1
+                if attempt > 1 { logger.debug("\(source.name): attempt \(attempt)") }
                 let began = ContinuousClock.now
                 let pushedBefore = ring.pushedCount
                 var why: String
                 var reported = false
+                var settle = Duration.zero
                 var threw = true
                 do {
                     try source.run(into: ring, slots: pipeline.slots, stop: stop)
+                    logger.debug("\(source.name): attempt \(attempt) returned")
                     if !source.reconnects || stop.isRaised { break }
                     why = "ended"
                     threw = false
                 } catch {
+                    logger.debug("\(source.name): attempt \(attempt) failed: \(error)")
                     if stop.isRaised { break }
                     let permanent = (error as? any SourceFailure)?.isPermanent ?? false
+                    if (error as? any SourceFailure)?.needsSettling == true { settle = policy.settlePause }
                     guard source.reconnects, !permanent else {
                         logger.error("\(source.name): \(error)")
                         failureObserver.withLock { $0 }?(source.name, error)
@@ -106,8 +126,8 @@ package final class SourceRunner: Sendable {
                 // full; a failed one waits what is left of its pause since the attempt began.
                 let delivered = ring.pushedCount > pushedBefore
                 failures = delivered ? 1 : failures + 1
-                let pause = delivered ? policy.pause(afterFailures: 1)
-                    : max(.zero, policy.pause(afterFailures: failures) - began.duration(to: .now))
+                let pause = max(settle, delivered ? policy.pause(afterFailures: 1)
+                    : max(.zero, policy.pause(afterFailures: failures) - began.duration(to: .now)))
                 if reported || delivered {
                     lastWarned = nil
                     logger.debug("\(source.name): \(why); reconnecting in \(pause)")
@@ -122,11 +142,11 @@ package final class SourceRunner: Sendable {
                 if !reported { retryObserver.withLock { $0 }?(source.name, why, pause) }
                 stop.sleep(pause)
             }
+            logger.debug("\(source.name): no more attempts (stop raised: \(stop.isRaised))")
             ring.close()
             onEnd?()
             done.signal()
         }
-        thread.name = "src-\(source.name)".prefix(15).description
         thread.start()
     }
 

@@ -12,6 +12,17 @@ extension BluetoothError: SourceFailure {
         default: false
         }
     }
+
+    /// After a connect that timed out, the policy's settle pause (2 s by default) before the
+    /// strap is tried again, not at once. The kernel is still
+    /// cancelling that connect (the controller may complete the link meanwhile; the kernel drops
+    /// it about 2 s later), and a new connect to the same strap in that window met a kernel bug:
+    /// on Debian 12's 6.1 kernel the next close of that socket corrupted a list in
+    /// `hci_chan_del`, and the kernel killed the calling thread — the strap's source thread,
+    /// silently, leaving the strap connected and never subscribed (the real-stack
+    /// `many-straps` scenario: seven straps started at once, the last one's connect timing out
+    /// while the kernel connected the others one at a time; docs/bluetooth-linux.md).
+    package var needsSettling: Bool { kind == .connectTimeout }
 }
 
 extension StrapSession.Strap {

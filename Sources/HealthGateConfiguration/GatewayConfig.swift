@@ -177,7 +177,7 @@ package struct GatewayConfig: Sendable, Equatable {
     /// Seconds between status log lines (and systemd STATUS updates).
     package var statusInterval: Int
     /// How sources (straps, pedometers opened by path) are reconnected (`[ingest]
-    /// reconnect_pause_ms`, `reconnect_max_pause_ms`).
+    /// reconnect_pause_ms`, `reconnect_max_pause_ms`, `reconnect_settle_ms`).
     package var reconnect = ReconnectPolicy()
 
     /// A configuration with defaults and no devices.
@@ -504,7 +504,7 @@ private struct Parser {
             let place = Place(table: "ingest")
             guard let t = v.table else { throw fail(Place(key: "ingest"), "expected an [ingest] table") }
             try checkKeys(t, allowed: ["batch_size", "flush_interval_ms", "ring_capacity", "overflow", "spill_limit", "retry_interval_ms", "durability",
-                                       "sync_interval_ms", "reconnect_pause_ms", "reconnect_max_pause_ms"], at: place)
+                                       "sync_interval_ms", "reconnect_pause_ms", "reconnect_max_pause_ms", "reconnect_settle_ms"], at: place)
             var ing = c.ingest
             ing.batchSize = try int(t, "batch_size", at: place, range: 1...1_000_000) ?? ing.batchSize
             if let ms = try int(t, "flush_interval_ms", at: place, range: 1...60_000) { ing.flushInterval = .milliseconds(ms) }
@@ -528,8 +528,9 @@ private struct Parser {
                     throw fail(Place(table: "ingest", key: "reconnect_max_pause_ms"),
                                "must be at least reconnect_pause_ms (\(first ?? 500) ms): the pause doubles from the first up to the longest")
                 }
-                c.reconnect = ReconnectPolicy(initialPause: initial, maximumPause: maximum)
+                c.reconnect = ReconnectPolicy(initialPause: initial, maximumPause: maximum, settlePause: c.reconnect.settlePause)
             }
+            if let ms = try int(t, "reconnect_settle_ms", at: place, range: 0...60_000) { c.reconnect.settlePause = .milliseconds(ms) }
             if let d = try string(t, "durability", at: place) {
                 guard let mode = StoreSink.Durability(rawValue: d) else {
                     throw fail(Place(table: "ingest", key: "durability"), "'\(d)' is not a durability mode; use \"group\" (group commit: one fsync at most every sync_interval_ms) or \"every-commit\" (one fsync per transaction)")

@@ -52,6 +52,19 @@ package enum SystemCall {
         }
     }
 
+    /// Names the calling thread for `ps -L`, `top -H` and debuggers (the kernel keeps 15 bytes).
+    /// Foundation's `Thread.name` does not reach the kernel on Linux: a new thread keeps the
+    /// name of the thread that made it (often a dispatch worker's, `…root.default-qos`).
+    package static func nameThisThread(_ name: String) {
+        // pthread_setname_np and prctl are not importable (a GNU extension, a variadic call);
+        // the calling thread's comm file is what both write.
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
     /// Marks `fd` close-on-exec: no child process inherits it.
     package static func setCloseOnExec(_ fd: Int32) {
         _ = fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC)

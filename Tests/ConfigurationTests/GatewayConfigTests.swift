@@ -19,6 +19,9 @@ import Testing
             spill_limit = 5000
             durability = "every-commit"
             sync_interval_ms = 2000
+            reconnect_pause_ms = 250
+            reconnect_max_pause_ms = 4000
+            reconnect_settle_ms = 3000
 
             [[strap]]
             address = "aa:bb:cc:dd:ee:ff"
@@ -38,10 +41,19 @@ import Testing
         #expect(c.ingest.ringCapacity == 1024)
         #expect(c.ingest.overflow == .spill(limit: 5000))
         #expect(c.durability == .everyCommit)
+        #expect(c.reconnect == ReconnectPolicy(initialPause: .milliseconds(250), maximumPause: .seconds(4), settlePause: .seconds(3)))
         #expect(c.ingest.syncInterval == .milliseconds(2000))
         #expect(c.straps == [.init(address: "AA:BB:CC:DD:EE:FF", addressType: "random", name: "Chest")])
         #expect(c.pedometers.count == 1)
         #expect(c.pedometers[0].vendor == "1a86" && c.pedometers[0].baud == 9600 && c.pedometers[0].path == nil)
+    }
+
+    @Test func theReconnectPolicyDefaultsAndItsSettlePauseStandsAlone() throws {
+        #expect(try GatewayConfig.parse("", file: "t.toml").reconnect == ReconnectPolicy(initialPause: .milliseconds(500), maximumPause: .seconds(2), settlePause: .seconds(2)))
+        let settleOnly = try GatewayConfig.parse("[ingest]\nreconnect_settle_ms = 0\n", file: "t.toml").reconnect
+        #expect(settleOnly == ReconnectPolicy(initialPause: .milliseconds(500), maximumPause: .seconds(2), settlePause: .zero))
+        let pausesOnly = try GatewayConfig.parse("[ingest]\nreconnect_pause_ms = 100\n", file: "t.toml").reconnect
+        #expect(pausesOnly.settlePause == .seconds(2))
     }
 
     @Test func anOmittedAddressTypeIsLeftToRunToResolve() throws {
@@ -65,6 +77,7 @@ import Testing
         ConfigCase(text: "[ingest]\nsync_interval_ms = -1\n", line: 2, says: "'sync_interval_ms' in [ingest]: -1 is outside 0…600000"),
         ConfigCase(text: "[ingest]\nsync_interval_ms = \"5s\"\n", line: 2, says: "expected a whole number, found string"),
         ConfigCase(text: "[ingest]\noverflow = \"block\"\n", line: 2, says: "'block' is not a policy"),
+        ConfigCase(text: "[ingest]\nreconnect_settle_ms = 60001\n", line: 2, says: "'reconnect_settle_ms' in [ingest]: 60001 is outside 0…60000"),
         ConfigCase(text: "[ingest]\n\ndurability = \"sometimes\"\n", line: 3, says: "'sometimes' is not a durability mode"),
         ConfigCase(text: "[[strap]]\naddress = \"AA:BB\"\n", line: 2, says: "is not a Bluetooth address"),
         ConfigCase(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\n[[strap]]\nname = \"x\"\n", line: 3, says: "[[strap]] #2: missing 'address'"),

@@ -155,11 +155,20 @@ struct RunServesTests {
         #expect(plain != "200")
 
         // Device events: the simulator going away disconnects both straps, on the stream.
-        let liveArgs = ["-s", "-N", "--max-time", "10"] + auth + [base + "/v1/live"]
+        let liveArgs = ["-s", "-N", "--max-time", "15"] + auth + [base + "/v1/live"]
         async let events = offThread {
             try HealthGateExecutable.run(liveArgs, timeout: .seconds(30), launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
         }
-        try await Task.sleep(for: .seconds(2))
+        // The simulator stops only once that stream is connected (the server's live_clients
+        // gauge), not after a fixed pause: on a loaded machine curl connected after the
+        // disconnects were published and saw none.
+        var streaming = false
+        for _ in 0..<80 where !streaming {
+            let scrape = try await Self.curl(auth + [base + "/metrics"])
+            streaming = (Self.value(scrape, "healthgate_http_live_clients") ?? 0) >= 1
+            if !streaming { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(streaming, "the /v1/live client never showed up in healthgate_http_live_clients")
         #expect(await offThread { sim.stop() } == 0)
         let deviceEvents = try await events
         let disconnected = deviceEvents.components(separatedBy: "\n\n").filter { $0.contains("event: device") && $0.contains("\"event\":\"disconnected\"") }

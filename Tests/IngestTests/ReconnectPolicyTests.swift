@@ -18,7 +18,7 @@ import Testing
 @Suite("Reconnect: subscribe, link loss, reconnect, backoff (simulated strap over a socket pair)")
 struct ReconnectPolicyTests {
     static let target = StrapTarget(address: BluetoothAddress("F0:F1:F2:F3:F4:F5")!, addressType: .random)
-    static let fast = ReconnectPolicy(initialPause: .milliseconds(10), maximumPause: .milliseconds(50))
+    static let fast = ReconnectPolicy(initialPause: .milliseconds(10), maximumPause: .milliseconds(50), settlePause: .milliseconds(10))
 
     /// A connector that hands out socket-pair links to `strap`, counting attempts; the first
     /// `failFirst` attempts fail as a timed-out kernel connect would.
@@ -114,12 +114,34 @@ struct ReconnectPolicyTests {
     @Test func anAttemptThatAlreadyWaitedIsRetriedAtOnce() async throws {
         let seen = Seen()
         let (runner, pipeline) = try Self.start({ target, stop in
-            _ = stop.sleep(.milliseconds(100))  // a kernel connect waiting for a strap that is away
-            throw BluetoothError(errno: ETIMEDOUT, during: .connect(target.address, timeoutSeconds: 0.1))
+            _ = stop.sleep(.milliseconds(100))  // a kernel connect that waited, then was refused
+            throw BluetoothError(errno: ECONNREFUSED, during: .connect(target.address, timeoutSeconds: 0.1))
         }, seen: seen)
         #expect(await eventually { seen.pauses.withLock { $0.count } >= 2 })
         _ = await offThread { runner.stopAll(); return pipeline.stop() }
         #expect(seen.pauses.withLock { $0 }.first == 0)
+    }
+
+    /// A connect that timed out leaves the kernel cancelling it: the next attempt waits the
+    /// policy's settle pause even though the attempt itself already waited (on Debian 12's 6.1
+    /// kernel an immediate reconnect to the same strap crashed the connecting thread in
+    /// `hci_chan_del`: docs/bluetooth-linux.md, "Connect timeouts").
+    @Test func aTimedOutConnectWaitsTheSettlePause() async throws {
+        let seen = Seen()
+        let policy = ReconnectPolicy(initialPause: .milliseconds(10), maximumPause: .milliseconds(50), settlePause: .milliseconds(300))
+        let attempts = Mutex<[ContinuousClock.Instant]>([])
+        let (runner, pipeline) = try Self.start({ target, stop in
+            attempts.withLock { $0.append(.now) }
+            _ = stop.sleep(.milliseconds(100))  // a kernel connect waiting for a strap that is away
+            throw BluetoothError(errno: ETIMEDOUT, during: .connect(target.address, timeoutSeconds: 0.1))
+        }, policy: policy, seen: seen)
+        #expect(await eventually { attempts.withLock { $0.count } >= 3 })
+        _ = await offThread { runner.stopAll(); return pipeline.stop() }
+        let pauses = seen.pauses.withLock { $0 }
+        #expect(!pauses.isEmpty && pauses.allSatisfy { abs($0 - 0.3) < 0.001 }, "\(pauses)")
+        let starts = attempts.withLock { $0 }
+        // Attempt starts are the attempt (100 ms) plus the settle pause apart, never less.
+        for (a, b) in zip(starts, starts.dropFirst()) { #expect(a.duration(to: b) >= .milliseconds(400)) }
     }
 
     @Test func permanentErrorsEndTheRun() async throws {

@@ -19,7 +19,7 @@ import Testing
 /// the same assertions, on the one path.)
 @Suite("live: samples, batching, reconnect, two straps (simulated straps over socket pairs, real SQLite)")
 struct StrapSessionTests {
-    static let fast = ReconnectPolicy(initialPause: .milliseconds(10), maximumPause: .milliseconds(50))
+    static let fast = ReconnectPolicy(initialPause: .milliseconds(10), maximumPause: .milliseconds(50), settlePause: .milliseconds(10))
     static let chest = StrapTarget(address: BluetoothAddress("F0:F1:F2:F3:F4:F5")!, addressType: .random, name: "chest")
     static let arm = StrapTarget(address: BluetoothAddress("C0:11:22:33:44:55")!, addressType: .random, name: "arm")
 

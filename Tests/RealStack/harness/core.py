@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -49,8 +50,9 @@ class Context:
     """What a scenario works with: the guest, the peer, its own results folder, and helpers."""
 
     def __init__(self, name: str, guest: Guest, peer: Peer | None, healthgate: Path, results: Path,
-                 guest_tmp: str, log):
+                 guest_tmp: str, log, host_healthgate: Path | None = None):
         self.name, self.guest, self.peer, self.healthgate = name, guest, peer, healthgate
+        self.host_healthgate = host_healthgate    # the same binary, to read a copied store on the host
         self.results, self.guest_tmp, self.say = results, guest_tmp, log
         self.db = f"{guest_tmp}/{name}.sqlite"     # each scenario gets its own store ($HEALTHGATE_DB)
         self.transcript = open(results / "commands.log", "a")
@@ -121,9 +123,21 @@ class Context:
                 out.extend(value if isinstance(value, list) else [value])
         return out
 
-    def samples(self, type_identifier: str) -> list[dict]:
-        """The store's samples of one type, through ``healthgate samples --type T --json``, oldest first."""
-        result = self.hg("samples", "--type", type_identifier, "--json")
+    def samples(self, type_identifier: str, on_host: bool = False) -> list[dict]:
+        """The store's samples of one type, through ``healthgate samples --type T --json``, oldest first.
+
+        ``on_host``: the store is copied into the results folder (shared with the guest) and read
+        by the same binary on the host. For thousands of samples: megabytes of JSON through the
+        guest agent's channel take minutes under TCG. Only once nothing writes the store."""
+        if on_host and self.host_healthgate is not None:
+            copy = self.results / f"{self.name}-read.sqlite"
+            self.guest.sh(f"rm -f {copy}*; for f in {self.db}*; do cp -f \"$f\" {copy}${{f#{self.db}}}; done", timeout=60)
+            argv = [str(self.host_healthgate), "samples", "--db", str(copy), "--type", type_identifier, "--json"]
+            self.say(f"  (host) $ {shlex.join(argv)}")
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+            result = self.record(Result(argv, done.returncode, done.stdout, done.stderr, 0.0, False))
+        else:
+            result = self.hg("samples", "--type", type_identifier, "--json")
         self.expect(result.rc == 0, f"`healthgate samples --type {type_identifier} --json` failed", result)
         try:
             value = json.loads(result.stdout)

@@ -173,7 +173,7 @@ def run_one(s: Scenario, guest: Guest, peer: Peer | None, adapter: Adapter, heal
     results = workdir / "results" / s.name
     results.mkdir(parents=True, exist_ok=True)
     say(f"--- {s.name}: {s.summary}")
-    ctx = Context(s.name, guest, peer, GUEST_HEALTHGATE, results, GUEST_TMP, say)
+    ctx = Context(s.name, guest, peer, GUEST_HEALTHGATE, results, GUEST_TMP, say, host_healthgate=healthgate)
     btmon = None
     try:
         if s.adapter == "up":
