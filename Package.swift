@@ -74,10 +74,10 @@ let package = Package(
         // The TOML configuration `run` and the serial commands read (straps, pedometer rules, profiles, ingest settings).
         .target(name: "HealthGateConfiguration",
                 dependencies: ["GATT", "Ingest", "SerialPedometer", "Udev", .product(name: "TOMLKit", package: "TOMLKit")]),
-        // The composition root: configuration, sources (the one strap path) wired to the pipeline, the runtime.
+        // The one ingest path composed: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
-                               "BluetoothLinux", "Simulators", "Systemd", "HealthGateConfiguration", "Platform",
+                               "BluetoothLinux", "Simulators", "Systemd", "HealthGateConfiguration", "Platform", "Sysexits",
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
         .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
