@@ -302,6 +302,20 @@ public enum ATTPDU: Sendable, Hashable {
             }
         }
         func u16(_ i: Int) -> UInt16 { UInt16(p[i]) | UInt16(p[i + 1]) << 8 }
+        /// The entries of a Read By (Group) Type Response: `p[0]` is their length (at least
+        /// `minimum`), then whole entries, each made by `make` from its offset and that length.
+        func entries<T>(atLeast minimum: Int, _ make: (_ at: Int, _ size: Int) -> T) throws(ATTDecodeError) -> [T] {
+            try need(1, "entry length")
+            let size = Int(p[0])
+            let body = p.count - 1
+            guard size >= minimum, body > 0, body % size == 0 else {
+                throw ATTDecodeError(opcode: op, reason: "entry length \(size) does not divide \(body) data bytes")
+            }
+            var out: [T] = []
+            var i = 1
+            while i < p.count { out.append(make(i, size)); i += size }
+            return out
+        }
         func uuid(_ slice: ArraySlice<UInt8>) throws(ATTDecodeError) -> BluetoothUUID {
             guard let u = BluetoothUUID(attBytes: slice) else {
                 throw ATTDecodeError(opcode: op, reason: "a UUID must be 2 or 16 bytes, got \(slice.count)")
@@ -343,16 +357,9 @@ public enum ATTPDU: Sendable, Hashable {
             self = op == 0x08 ? .readByTypeRequest(start: u16(0), end: u16(2), type: t)
                 : .readByGroupTypeRequest(start: u16(0), end: u16(2), type: t)
         case .readByTypeResponse:
-            try need(1, "entry length")
-            let size = Int(p[0])
-            let body = p.count - 1
-            guard size >= 2, body > 0, body % size == 0 else {
-                throw ATTDecodeError(opcode: op, reason: "entry length \(size) does not divide \(body) data bytes")
-            }
-            var entries: [ATTHandleValue] = []
-            var i = 1
-            while i < p.count { entries.append(ATTHandleValue(handle: u16(i), value: Array(p[(i + 2)..<(i + size)]))); i += size }
-            self = .readByTypeResponse(entries)
+            self = .readByTypeResponse(try entries(atLeast: 2) { i, size in
+                ATTHandleValue(handle: u16(i), value: Array(p[(i + 2)..<(i + size)]))
+            })
         case .readRequest:
             try need(2, "handle"); self = .readRequest(handle: u16(0))
         case .readResponse:
@@ -362,19 +369,9 @@ public enum ATTPDU: Sendable, Hashable {
         case .readBlobResponse:
             self = .readBlobResponse(p)
         case .readByGroupTypeResponse:
-            try need(1, "entry length")
-            let size = Int(p[0])
-            let body = p.count - 1
-            guard size >= 4, body > 0, body % size == 0 else {
-                throw ATTDecodeError(opcode: op, reason: "entry length \(size) does not divide \(body) data bytes")
-            }
-            var entries: [ATTGroupValue] = []
-            var i = 1
-            while i < p.count {
-                entries.append(ATTGroupValue(handle: u16(i), endGroupHandle: u16(i + 2), value: Array(p[(i + 4)..<(i + size)])))
-                i += size
-            }
-            self = .readByGroupTypeResponse(entries)
+            self = .readByGroupTypeResponse(try entries(atLeast: 4) { i, size in
+                ATTGroupValue(handle: u16(i), endGroupHandle: u16(i + 2), value: Array(p[(i + 4)..<(i + size)]))
+            })
         case .writeRequest:
             try need(2, "handle"); self = .writeRequest(handle: u16(0), value: Array(p[2...]))
         case .writeResponse:
