@@ -25,25 +25,17 @@ enum ServerDeadline {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 race.start(continuation)
                 let timer = Task {
-                    let tick = Duration.milliseconds(500)
-                    var end = ContinuousClock.now + deadline
-                    var last = ContinuousClock.now
+                    var clock = Clock(deadline: deadline, now: .now)
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: tick)
+                        try? await Task.sleep(for: Clock.tick)
                         if Task.isCancelled { return }
-                        // A tick that came seconds late means this process could not run (its
-                        // threads all busy or blocked, the machine suspended): the server had no
-                        // chance to be heard either, so that time does not count against it.
-                        let now = ContinuousClock.now
-                        let late = now - last - tick
-                        if late > .seconds(2) { end += late }
-                        last = now
+                        let passed = clock.passed(at: .now)
                         // The server closed the connection, yet the query never failed: say so now.
                         if connection.isClosed {
                             race.finish(.failure(closed()))
                             return
                         }
-                        if ContinuousClock.now >= end {
+                        if passed {
                             if race.finish(.failure(timeout())) { try? await connection.close() }
                             return
                         }
@@ -58,6 +50,34 @@ enum ServerDeadline {
             }
         } onCancel: {
             race.finish(.failure(CancellationError()))
+        }
+    }
+
+    /// The deadline's bookkeeping, checked at every tick of the timer: a tick that came seconds
+    /// late means this process could not run (its threads all busy or blocked, the machine
+    /// suspended), so the server had no chance to be heard either, and that time does not count
+    /// against it.
+    struct Clock {
+        /// How often the timer looks.
+        static let tick = Duration.milliseconds(500)
+        /// Lateness beyond which a tick's delay is forgiven (scheduling noise is not).
+        static let forgivenAfter = Duration.seconds(2)
+        /// When the deadline passes, as pushed back by late ticks.
+        private(set) var end: ContinuousClock.Instant
+        private var last: ContinuousClock.Instant
+
+        /// A deadline `deadline` after `now`.
+        init(deadline: Duration, now: ContinuousClock.Instant) {
+            end = now + deadline
+            last = now
+        }
+
+        /// Records a tick seen at `now`; true once the deadline has passed.
+        mutating func passed(at now: ContinuousClock.Instant) -> Bool {
+            let late = now - last - Self.tick
+            if late > Self.forgivenAfter { end += late }
+            last = now
+            return now >= end
         }
     }
 

@@ -66,4 +66,18 @@ import HealthGateTesting
         let child = try Child(["simulate", "--straps", "0", "--pedometers", "0"])
         #expect(await offThread { child.wait() } == 64, "\(child.stderr)")
     }
+
+    /// A sent log that cannot be written is an I/O error (73: cannot create) said in one
+    /// sentence naming it, before anything is served; the sockets are removed again.
+    @Test func anUnwritableSentLogIsRefusedBeforeServing() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hg-sim-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let child = try Child(["simulate", "--straps", "1", "--pedometers", "0", "--dir", dir,
+                               "--sent-log", dir + "/no-such-folder/sent.jsonl"])
+        #expect(await offThread { child.wait() } == 73, "\(child.stderr)")
+        #expect(child.stderr.contains("sent log") && child.stderr.contains("no-such-folder"), "\(child.stderr)")
+        #expect(child.stderr.split(separator: "\n").count == 1, "\(child.stderr)")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        #expect(!left.contains { $0.hasSuffix(".sock") }, "\(left)")
+    }
 }
