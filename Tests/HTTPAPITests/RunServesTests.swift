@@ -155,9 +155,9 @@ struct RunServesTests {
         #expect(plain != "200")
 
         // Device events: the simulator going away disconnects both straps, on the stream.
-        let liveArgs = ["-s", "-N", "--max-time", "15"] + auth + [base + "/v1/live"]
+        let liveArgs = ["-s", "-N", "--max-time", "35"] + auth + [base + "/v1/live"]
         async let events = offThread {
-            try HealthGateExecutable.run(liveArgs, timeout: .seconds(30), launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
+            try HealthGateExecutable.run(liveArgs, timeout: .seconds(60), launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
         }
         // The simulator stops only once that stream is connected (the server's live_clients
         // gauge), not after a fixed pause: on a loaded machine curl connected after the
