@@ -17,7 +17,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // The HTTP API (issue 13): server, bearer-header parsing, token hashing, Prometheus text.
         // Without its swift-configuration trait (HealthGate reads its own TOML). swift-configuration
         // stays in the graph through async-http-client, and its `Configuration` target is why
@@ -71,9 +70,11 @@ let package = Package(
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite", "Platform"]),
         // What a systemd service speaks: sd_notify datagrams (readiness, watchdog, status), journal priorities.
         .target(name: "Systemd", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        // A strict TOML 1.0 reader that never traps (docs/configuration.md: why not TOMLKit).
+        .target(name: "TOML"),
         // The TOML configuration `run` and the serial commands read (straps, pedometer rules, profiles, ingest settings).
         .target(name: "HealthGateConfiguration",
-                dependencies: ["GATT", "Ingest", "SerialPedometer", "Udev", .product(name: "TOMLKit", package: "TOMLKit")]),
+                dependencies: ["GATT", "Ingest", "SerialPedometer", "Udev", "TOML"]),
         // The one ingest path composed: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
                 dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
@@ -181,6 +182,7 @@ let package = Package(
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform", "ChildProcess"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "ModuleExitCodes", "HealthGateTesting", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
+        .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess", "HealthGateTesting"]),

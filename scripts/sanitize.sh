@@ -5,7 +5,7 @@
 #            gateway's sources and runtime; GATTTests: the GATT client over its bearers;
 #            PlatformTests: stop signals and wake-ups) under ThreadSanitizer, in .build-tsan/.
 #   address: the parsers' suites (HeartRateProfile, GATT, SerialPedometer, Capture, HealthModel,
-#            Configuration, the fuzz corpora, the import parsers) under AddressSanitizer, in .build-asan/.
+#            Configuration, TOML, the fuzz corpora, the import parsers) under AddressSanitizer, in .build-asan/.
 # Each is a full build of the tests with the sanitizer (its own scratch path: the normal build is
 # untouched) and then the suites; a report from the sanitizer fails the run (halt_on_error).
 set -euo pipefail
@@ -28,7 +28,7 @@ run_pass() {  # run_pass SANITIZER SCRATCH FILTER
 
 case $which in
   thread|all) run_pass thread .build-tsan "^(IngestTests|GATTTests|PlatformTests)\." ;;&
-  address|all) run_pass address .build-asan "^(HeartRateProfileTests|GATTTests|SerialPedometerTests|CaptureTests|HealthModelTests|ConfigurationTests|FuzzTargetsTests)\.|FastSampleParser|Import" ;;
+  address|all) run_pass address .build-asan "^(HeartRateProfileTests|GATTTests|SerialPedometerTests|CaptureTests|HealthModelTests|ConfigurationTests|TOMLTests|FuzzTargetsTests)\.|FastSampleParser|Import" ;;
   thread) ;;
   *) echo "sanitize.sh: expected thread, address or all (got '$which')" >&2; exit 64 ;;
 esac

@@ -2,7 +2,7 @@ import Foundation
 import GATT
 import Ingest
 import SerialPedometer
-import TOMLKit
+import TOML
 import Udev
 
 /// The daemon's configuration, read from a TOML file (`samples/healthgate.toml` documents every
@@ -208,14 +208,11 @@ package struct GatewayConfig: Sendable, Equatable {
         // A UTF-8 byte-order mark (Windows editors) is not part of the TOML (docs/input-rules.md).
         let text = raw.hasPrefix("\u{FEFF}") ? String(raw.dropFirst()) : raw
         try rejectControlCharacters(text, file: file)
-        try rejectHeadersWithoutKeys(text, file: file)
         let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let e as TOMLParseError {
-            throw ConfigError(file: file, line: e.source.begin.line, message: "not valid TOML: \(e.description)")
+            table = try TOMLTable(parsing: text)
         } catch {
-            throw ConfigError(file: file, line: nil, message: "not valid TOML: \(error)")
+            throw ConfigError(file: file, line: error.line, message: "not valid TOML (column \(error.column)): \(error.message)")
         }
         var p = Parser(text: text, file: file)
         return try p.read(table)
@@ -224,17 +221,15 @@ package struct GatewayConfig: Sendable, Equatable {
 
 extension GatewayConfig {
     /// Refuses a control character (other than tab and line ends) anywhere in `text`: TOML allows
-    /// none, not even in strings or comments (TOML 1.0: they must be escaped), and toml++, the C++
-    /// parser inside TOMLKit, *aborts the process* on some of them — `[\u{1B}strap]` failed an
-    /// `assert` in its key parser (found by the `configuration` fuzz target, docs/fuzzing.md) —
-    /// instead of reporting an error. Checked here first, with the line and the character named.
+    /// none, not even in strings or comments (TOML 1.0: they must be escaped). The TOML reader
+    /// refuses them too; checked here first for the message, which says how to write one instead.
     static func rejectControlCharacters(_ text: String, file: String) throws(ConfigError) {
         var line = 1
         for scalar in text.unicodeScalars {
             switch scalar.value {
             case 0x0A:
                 line += 1
-            case 0x09, 0x0D:   // a bare CR (not before LF) is refused by toml++ itself, as an error
+            case 0x09, 0x0D:   // a bare CR (not before LF) is refused by the TOML reader, as an error
                 continue
             case 0x00...0x1F, 0x7F:
                 throw ConfigError(file: file, line: line, message: String(
@@ -242,64 +237,6 @@ extension GatewayConfig {
                     scalar.value, scalar.value))
             default:
                 continue
-            }
-        }
-    }
-}
-
-extension GatewayConfig {
-    /// Refuses a table header (`[…]`, `[[…]]`) that does not start with a key: toml++ calls its
-    /// key parser there without checking the first character, and the key parser *asserts* it is
-    /// a key's (`[?store]` aborted the process; found by the `configuration` fuzz target). Strings,
-    /// comments and the brackets of values (arrays, inline tables) are skipped, so a `[` that
-    /// starts a line inside a multi-line array or string is not taken for a header.
-    static func rejectHeadersWithoutKeys(_ text: String, file: String) throws(ConfigError) {
-        let s = Array(text.unicodeScalars)
-        var i = 0, line = 1
-        var depth = 0             // open `[` / `{` of a value
-        var lineStart = true      // nothing but whitespace yet on this line, outside a value
-        func isKeyStart(_ c: Unicode.Scalar) -> Bool {
-            switch c { case "a"..."z", "A"..."Z", "0"..."9", "_", "-", "\"", "'", "]": true; default: false }
-        }
-        while i < s.count {
-            let c = s[i]
-            switch c {
-            case "\n":
-                line += 1; lineStart = depth == 0; i += 1
-            case " ", "\t", "\r":
-                i += 1
-            case "#":
-                while i < s.count, s[i] != "\n" { i += 1 }
-            case "\"", "'":
-                // A string: basic ("…", escapes) or literal ('…'); tripled, it may span lines.
-                let triple = i + 2 < s.count && s[i + 1] == c && s[i + 2] == c
-                i += triple ? 3 : 1
-                while i < s.count {
-                    if c == "\"", s[i] == "\\" { i += 2; continue }
-                    if s[i] == "\n" { if !triple { break }; line += 1 }
-                    if s[i] == c, !triple || (i + 2 < s.count && s[i + 1] == c && s[i + 2] == c) {
-                        i += triple ? 3 : 1
-                        break
-                    }
-                    i += 1
-                }
-                lineStart = false
-            case "[" where lineStart:
-                var j = i + 1
-                if j < s.count, s[j] == "[" { j += 1 }
-                while j < s.count, s[j] == " " || s[j] == "\t" { j += 1 }
-                if j < s.count, !isKeyStart(s[j]) {
-                    throw ConfigError(file: file, line: line, message: String(
-                        format: "a table header starts with the character U+%04X where a key must start (letters, digits, '_', '-', or a quoted key): write it as [name] or [[name]]",
-                        s[j].value))
-                }
-                i = j; lineStart = false
-            case "[", "{":
-                depth += 1; lineStart = false; i += 1
-            case "]", "}":
-                depth = max(0, depth - 1); lineStart = false; i += 1
-            default:
-                lineStart = false; i += 1
             }
         }
     }
@@ -397,7 +334,7 @@ private struct Parser {
     func string(_ t: TOMLTable, _ key: String, at place: Place) throws(ConfigError) -> String? {
         guard let v = t[key] else { return nil }
         guard let s = v.string else {
-            throw fail(Place(table: place.table, index: place.index, key: key), "expected a string in quotes, found \(v.type)")
+            throw fail(Place(table: place.table, index: place.index, key: key), "expected a string in quotes, found \(v.typeName)")
         }
         return s
     }
@@ -405,7 +342,7 @@ private struct Parser {
     func int(_ t: TOMLTable, _ key: String, at place: Place, range: ClosedRange<Int>) throws(ConfigError) -> Int? {
         guard let v = t[key] else { return nil }
         let p = Place(table: place.table, index: place.index, key: key)
-        guard let i = v.int else { throw fail(p, "expected a whole number, found \(v.type)") }
+        guard let i = v.int else { throw fail(p, "expected a whole number, found \(v.typeName)") }
         guard range.contains(i) else { throw fail(p, "\(i) is outside \(range.lowerBound)…\(range.upperBound)") }
         return i
     }
@@ -615,7 +552,7 @@ private struct Parser {
                 do { ped.format = try LineFormat(parsing: f, profiles: allProfiles) } catch { throw fail(at("format"), "\(error)") }
             }
             if let v = t["counter_bits"] {
-                guard let bits = v.int else { throw fail(at("counter_bits"), "expected a whole number (16, 24 or 32), found \(v.type)") }
+                guard let bits = v.int else { throw fail(at("counter_bits"), "expected a whole number (16, 24 or 32), found \(v.typeName)") }
                 do { _ = try CounterConfiguration(deviceID: "-", counterBits: bits) } catch { throw fail(at("counter_bits"), "\(error)") }
                 ped.counterBits = bits
             }
@@ -642,7 +579,7 @@ private struct Parser {
             let place = Place(key: "match")
             guard let arr = v.array else { throw fail(place, "expected an array of strings, e.g. match = [\"1d50:6120\", \"tag:healthgate-pedometer\"]") }
             for e in arr {
-                guard let text = e.string else { throw fail(place, "expected an array of strings, found \(e.type)") }
+                guard let text = e.string else { throw fail(place, "expected an array of strings, found \(e.typeName)") }
                 do { c.pedometers.append(GatewayConfig.Pedometer(try DeviceMatch(parsing: text))) } catch {
                     throw fail(place, "\(error)")
                 }

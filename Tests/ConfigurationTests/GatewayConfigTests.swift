@@ -87,15 +87,19 @@ import Testing
         // CRLF line ends and a byte-order mark keep the line numbers right (docs/input-rules.md).
         ConfigCase(text: "# c\r\n[ingest]\r\n\r\ndurability = \"sometimes\"\r\n", line: 4, says: "'sometimes' is not a durability mode"),
         ConfigCase(text: "\u{FEFF}# c\n[ingest]\nbatch_size = 0\n", line: 3, says: "'batch_size' in [ingest]: 0 is outside"),
-        // A control character anywhere: toml++ (inside TOMLKit) aborted the process on this one
+        // A control character anywhere: toml++ (inside TOMLKit, HealthGate's TOML parser until
+        // 2026-11) aborted the process on this one
         // (an assert in its key parser; found by fuzzing, docs/fuzzing.md); TOML allows none.
         ConfigCase(text: "[store]\npath = \"x\"\n\n[\u{1B}strap]]\n", line: 4, says: "the control character U+001B is not allowed in TOML"),
         ConfigCase(text: "# a comment with a NUL \u{0}\n", line: 1, says: "U+0000 is not allowed"),
         ConfigCase(text: "[[strap]]\nname = \"bell\u{7}\"\n", line: 2, says: "U+0007 is not allowed in TOML (not even in a string"),
         ConfigCase(text: "[ingest]\r\nbatch_size = 7\r\n\u{7F}\n", line: 3, says: "U+007F"),
         // A table header that does not start with a key: toml++ asserted in its key parser (fuzzing).
-        ConfigCase(text: "[?tore]\npath = \"x\"\n", line: 1, says: "a table header starts with the character U+003F where a key must start"),
-        ConfigCase(text: "status_interval = 5\n\n[[ *strap]]\n", line: 3, says: "U+002A where a key must start"),
+        ConfigCase(text: "[?tore]\npath = \"x\"\n", line: 1, says: "not valid TOML (column 2): expected a key (letters, digits, '_', '-', or a quoted key), found '?'"),
+        ConfigCase(text: "status_interval = 5\n\n[[ *strap]]\n", line: 3, says: "(column 4): expected a key"),
+        // An empty array element and a non-ASCII space: toml++ asserted in its value parser (fuzzing, CI).
+        ConfigCase(text: "match = [}]\n", line: 1, says: "(column 10): expected a value"),
+        ConfigCase(text: "[ingest]\nbatch_size =\u{3000}7\n", line: 2, says: "found the character U+3000"),
     ])
     func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
         expectConfigError(c)
