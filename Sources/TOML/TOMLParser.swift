@@ -46,6 +46,20 @@ struct TOMLParser {
             if items.updateValue(item, forKey: key) == nil { keys.append(key) }
         }
 
+        /// The table a path goes through at `part`: made when missing, the last of an array of
+        /// tables; nil when `part` holds a value (inline tables and arrays are never added to).
+        func descend(_ part: String) -> Box? {
+            switch items[part] {
+            case nil:
+                let b = Box()
+                set(part, .table(b))
+                return b
+            case .table(let b): return b
+            case .tables(let a): return a.tables[a.tables.count - 1]
+            case .value: return nil
+            }
+        }
+
         func table() -> TOMLTable {
             var t = TOMLTable()
             for k in keys { t.append(k, items[k]!.value()) }
@@ -143,18 +157,11 @@ struct TOMLParser {
         }
         var t = root
         for part in key.dropLast() {
-            switch t.items[part] {
-            case nil:
-                let b = Box()
-                t.set(part, .table(b))
-                t = b
-            case .table(let b):
-                t = b
-            case .tables(let a):
-                t = a.tables[a.tables.count - 1]
-            case .value(let v):
+            guard let next = t.descend(part) else {
+                let v = t.items[part]!.value()
                 throw fail("'\(part)' is already a\(article(v.typeName)) \(v.typeName); a header cannot add a table to it", at: start)
             }
+            t = next
         }
         let last = key.last!
         let name = key.joined(separator: ".")
@@ -288,16 +295,10 @@ struct TOMLParser {
             let (key, value) = try keyValuePair()
             var t = box
             for part in key.dropLast() {
-                switch t.items[part] {
-                case nil:
-                    let b = Box()
-                    t.set(part, .table(b))
-                    t = b
-                case .table(let b):
-                    t = b
-                case .tables, .value:
+                guard let next = t.descend(part) else {
                     throw fail("'\(part)' already has a value in this inline table; a dotted key cannot add to it", at: start)
                 }
+                t = next
             }
             guard t.items[key.last!] == nil else { throw fail("the key '\(key.last!)' is defined twice in an inline table", at: start) }
             t.set(key.last!, .value(value))
