@@ -155,6 +155,16 @@ struct RunServesTests {
         #expect(plain != "200")
 
         // Device events: the simulator going away disconnects both straps, on the stream.
+        // The server counts the 3-second client above until its next write fails: wait for it
+        // to go, or the gauge below would count it for the new stream (a CI run stopped the
+        // simulator before the new stream was subscribed, and saw no strap disconnect).
+        var stale = true
+        for _ in 0..<80 where stale {
+            let scrape = try await Self.curl(auth + [base + "/metrics"])
+            stale = (Self.value(scrape, "healthgate_http_live_clients") ?? 0) != 0
+            if stale { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(!stale, "the finished /v1/live client is still counted in healthgate_http_live_clients")
         let liveArgs = ["-s", "-N", "--max-time", "35"] + auth + [base + "/v1/live"]
         async let events = offThread {
             try HealthGateExecutable.run(liveArgs, timeout: .seconds(60), launcher: URL(fileURLWithPath: "/usr/bin/curl")).stdout
