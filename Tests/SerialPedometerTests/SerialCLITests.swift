@@ -69,7 +69,15 @@ import Testing
                             env: ["XDG_CONFIG_HOME": dir.appendingPathComponent("xdg").path])
         #expect(viaEnv.code == 0, "\(viaEnv.err)")
         try "match = [\"everything\"]\n".write(toFile: conf, atomically: true, encoding: .utf8)
-        #expect(try hg(["serial", "list", "--config", conf]).code == 78)
+        let bad = try hg(["serial", "list", "--config", conf])
+        #expect(bad.code == 78)
+        // One sentence with the program, the kind of failure, the file and the line.
+        #expect(bad.err.hasPrefix("healthgate: configuration error: \(conf):1: "), "\(bad.err)")
+        // The file that made toml++ abort (SIGABRT, 134) before HealthGate read TOML itself.
+        try "match = [}]\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        let broken = try hg(["serial", "list", "--config", conf])
+        #expect(broken.code == 78)
+        #expect(broken.err.contains("configuration error: \(conf):1: not valid TOML (column 10): expected a value"), "\(broken.err)")
     }
 
     @Test(.enabled(if: WatchCommandTests.binary != nil))
