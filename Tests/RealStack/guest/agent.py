@@ -113,7 +113,14 @@ def main():
     reader = open(channel.fileno(), "rb", closefd=False)
 
     def send(obj):
-        channel.write((json.dumps(obj) + "\n").encode())
+        # An unbuffered write to the virtio-serial port may take only part of the bytes (about
+        # 32 KiB when the host is slow to drain the queue, as under load): write the rest too,
+        # or the host gets half a reply glued to the next one (a `samples --json` of 40 KB was
+        # cut at byte 32,770 in CI, and the run waited for a line end that never came).
+        data = memoryview((json.dumps(obj) + "\n").encode())
+        while data:
+            written = channel.write(data)
+            data = data[written or 0:]
 
     uptime = open("/proc/uptime").read().split()[0]
     send({"hello": True, "uptime": float(uptime), "kernel": os.uname().release})

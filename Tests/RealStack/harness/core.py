@@ -127,8 +127,8 @@ class Context:
         """The store's samples of one type, through ``healthgate samples --type T --json``, oldest first.
 
         ``on_host``: the store is copied into the results folder (shared with the guest) and read
-        by the same binary on the host. For thousands of samples: megabytes of JSON through the
-        guest agent's channel take minutes under TCG. Only once nothing writes the store."""
+        by the same binary on the host. For thousands of samples: quicker than megabytes of JSON
+        through the guest agent's channel under TCG. Only once nothing writes the store."""
         if on_host and self.host_healthgate is not None:
             copy = self.results / f"{self.name}-read.sqlite"
             self.guest.sh(f"rm -f {copy}*; for f in {self.db}*; do cp -f \"$f\" {copy}${{f#{self.db}}}; done", timeout=60)

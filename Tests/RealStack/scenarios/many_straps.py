@@ -72,8 +72,8 @@ def many_straps(ctx: Context) -> None:
     ctx.expect(fast_in_minute >= 0.8 * SECONDS / FAST_PERIOD,
                f"strap {FAST} sent only {fast_in_minute} notifications in {SECONDS} s (wanted about "
                f"{SECONDS / FAST_PERIOD:.0f}): the peer could not keep the 20 Hz load (harness problem)")
-    # Thousands of samples: read on the host from a copy of the store (the guest agent's channel
-    # would take minutes for megabytes of JSON under TCG).
+    # Thousands of samples: read on the host from a copy of the store (quicker than megabytes of
+    # JSON through the guest agent's channel under TCG).
     heart, energy = ctx.samples("heartRate", on_host=True), ctx.samples("activeEnergyBurned", on_host=True)
     sent = {key: ctx.peer.notifications(key, since) for key in KEYS}
     total = sum(len(v) for v in sent.values())
