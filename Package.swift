@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite", "Platform"]),
         // What a systemd service speaks: sd_notify datagrams (readiness, watchdog, status), journal priorities.
         .target(name: "Systemd", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        // A strict TOML 1.0 reader that never traps (docs/configuration.md: why not TOMLKit).
+        // A strict TOML 1.0 reader that never traps (docs/architecture.md, "Hand-written code and why": not TOMLKit).
         .target(name: "TOML"),
         // The TOML configuration `run` and the serial commands read (straps, pedometer rules, profiles, ingest settings).
         .target(name: "HealthGateConfiguration",

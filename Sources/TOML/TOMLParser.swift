@@ -1,4 +1,4 @@
-/// A strict TOML 1.0 reader, written by hand (docs/configuration.md says why: the C++ parser
+/// A strict TOML 1.0 reader, written by hand (docs/architecture.md, "Hand-written code and why": the C++ parser
 /// behind TOMLKit aborts the process on some malformed files instead of reporting them).
 ///
 /// Its rules follow TOML 1.0 as CPython's `tomllib` reads it — the peer the tests compare it
