@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
 
-run_pass() {  # run_pass SANITIZER SCRATCH FILTER
-  local sanitizer=$1 scratch=$2 filter=$3
+run_pass() {  # run_pass SANITIZER SCRATCH FILTER [SKIP]
+  local sanitizer=$1 scratch=$2 filter=$3 skip=${4:-}
   echo "== $sanitizer sanitizer: building the tests ($scratch)"
   local t0=$(date +%s)
   swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" 2>&1 \
@@ -22,13 +22,15 @@ run_pass() {  # run_pass SANITIZER SCRATCH FILTER
   t0=$(date +%s)
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
   ASAN_OPTIONS="halt_on_error=1 detect_leaks=0 ${ASAN_OPTIONS:-}" \
-    swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --filter "$filter"
+    swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --filter "$filter" ${skip:+--skip "$skip"}
   echo "== $sanitizer sanitizer: suites passed in $(( $(date +%s) - t0 )) s"
 }
 
 case $which in
   thread|all) run_pass thread .build-tsan "^(IngestTests|GATTTests|PlatformTests)\." ;;&
-  address|all) run_pass address .build-asan "^(HeartRateProfileTests|GATTTests|SerialPedometerTests|CaptureTests|HealthModelTests|ConfigurationTests|TOMLTests|FuzzTargetsTests)\.|FastSampleParser|Import" ;;
+  # memoryStaysFlat measures import's resident memory, which ASan's shadow and quarantine inflate
+  # (370 MB for the 50,000-sample file): a figure of the sanitizer, not of HealthGate.
+  address|all) run_pass address .build-asan "^(HeartRateProfileTests|GATTTests|SerialPedometerTests|CaptureTests|HealthModelTests|ConfigurationTests|TOMLTests|FuzzTargetsTests)\.|FastSampleParser|Import" "memoryStaysFlat" ;;
   thread) ;;
   *) echo "sanitize.sh: expected thread, address or all (got '$which')" >&2; exit 64 ;;
 esac
