@@ -64,13 +64,8 @@ package struct BluetoothError: Error, Sendable, Equatable, CustomStringConvertib
 
         /// "while sending LE Set Scan Enable to hci0", for sentences that start with the failure.
         var gerund: String {
-            switch self {
-            case .open(let a): return a.map { "while opening \($0)" } ?? "while opening a Bluetooth socket"
-            case .hciCommand(let c, let a): return "while sending \(c) to \(a)"
-            case .connect(let d, _): return "while connecting to \(d)"
-            case .secure(let d): return "while pairing with \(d)"
-            case .io(let d): return "while talking to \(d)"
-            }
+            if case .hciCommand(let c, let a) = self { return "while sending \(c) to \(a)" }
+            return "while \(description)"
         }
 
         var adapter: String {

@@ -174,6 +174,34 @@ package struct HeartRateRecordMapper: Sendable {
         return (first, invalid)
     }
 
+    /// Places a notification's RR intervals `rr` on its heart-rate record `r`, after dropping
+    /// those before the last invalid one (0 or 0xFFFF, counted as discarded): inline when they fit,
+    /// else all of them returned to ride in an attachment. With 0 bpm there is no record to carry
+    /// them: they are discarded. Sets or clears the gap that the next record's RR follow.
+    @inline(__always)
+    private mutating func placeRR<C: RandomAccessCollection<UInt16>>(_ rr: C, bpm: UInt16, on r: inout SampleRecord) -> [UInt16]? {
+        var gap = gapPending
+        let (first, invalid) = Self.placeable(rr)
+        if invalid { gap = true }
+        counters.rrDiscarded += rr.distance(from: rr.startIndex, to: first)
+        let kept = rr.distance(from: first, to: rr.endIndex)
+        guard kept > 0, bpm != 0 else {
+            counters.rrDiscarded += kept
+            gapPending = true   // none left, or no sample to carry them
+            return nil
+        }
+        var spilled: [UInt16]?
+        if kept > SampleRecord.maxRR {
+            spilled = Array(rr[first...])   // more than fit inline: all of them ride in an attachment
+        } else {
+            var i = first
+            while i != rr.endIndex { r.appendRR(rr[i]); i = rr.index(after: i) }
+        }
+        if gap { r.flags = SampleRecord.Flags(rawValue: r.flags.rawValue | Bits.rrPrecededByGap) }
+        gapPending = false
+        return spilled
+    }
+
     /// ``SampleRecord/Flags`` as bits. The flags are `package` in `Ingest`, and Swift's
     /// cross-module optimisation serialises only `public` declarations, so the OptionSet algebra
     /// on them from this module (`insert`, `contains`, an array literal) ran as unspecialised
@@ -237,44 +265,12 @@ package struct HeartRateRecordMapper: Sendable {
 
         var spilled: [UInt16]?
         var hadRR = false
-        var gap = gapPending
         if let all, !all.isEmpty {
             hadRR = true
-            let (first, invalid) = Self.placeable(all)
-            if invalid { gap = true }
-            counters.rrDiscarded += first
-            if first < all.endIndex {
-                if bpm == 0 {
-                    counters.rrDiscarded += all.count - first
-                    gapPending = true
-                } else {
-                    spilled = Array(all[first...])
-                    if gap { r.flags = SampleRecord.Flags(rawValue: r.flags.rawValue | Bits.rrPrecededByGap) }
-                    gapPending = false
-                }
-            } else { gapPending = true }
+            spilled = placeRR(all, bpm: bpm, on: &r)
         } else if !m.rrIntervals.isEmpty {
             hadRR = true
-            let rr = m.rrIntervals
-            let (first, invalid) = Self.placeable(rr)
-            if invalid { gap = true }
-            counters.rrDiscarded += first
-            if first < rr.endIndex {
-                if bpm == 0 {
-                    counters.rrDiscarded += rr.count - first
-                    gapPending = true   // no sample to carry them
-                } else {
-                    if rr.distance(from: first, to: rr.endIndex) > SampleRecord.maxRR {
-                        spilled = Array(rr[first...])   // more than fit inline: all of them ride in an attachment
-                    } else {
-                        for i in first..<rr.endIndex { r.appendRR(rr[i]) }
-                    }
-                    if gap { r.flags = SampleRecord.Flags(rawValue: r.flags.rawValue | Bits.rrPrecededByGap) }
-                    gapPending = false
-                }
-            } else {
-                gapPending = true
-            }
+            spilled = placeRR(m.rrIntervals, bpm: bpm, on: &r)
         } else if bpm > 0, let since = lastRRAt, (t - since) * Double(bpm) / 60 >= 2 {
             gapPending = true
         }

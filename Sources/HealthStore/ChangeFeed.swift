@@ -191,12 +191,8 @@ extension HealthStore {
         if let limit, limit < 1 { throw ChangeFeedError.invalidLimit(limit) }
         // One more row than the limit is read to tell whether more follow: keep room for it.
         let limit = limit.map { min($0, Int.max - 1) }
-        return try read { db in
-            // One read transaction, so both sequences and both result sets come from one snapshot.
-            try Self.beginSnapshot(db)
-            defer { Self.endSnapshot(db) }
-            let meta = try changeFeedMeta(db)
-            let head = try sequenceHeads(db)
+        // One read transaction, so both sequences and both result sets come from one snapshot.
+        return try inSnapshot { db, meta, head in
             let from = anchor ?? ChangeAnchor(storeID: meta.storeID, sampleID: 0, tombstone: 0)
             if let anchor { try validate(anchor, meta: meta, head: head) }
 
@@ -306,34 +302,22 @@ extension HealthStore {
 
     /// The anchor that covers everything committed now: changes from it on are "new".
     public func currentAnchor() throws -> ChangeAnchor {
-        try read { db in
-            try Self.beginSnapshot(db)
-            defer { Self.endSnapshot(db) }
-            let meta = try changeFeedMeta(db)
-            let head = try sequenceHeads(db)
-            return ChangeAnchor(storeID: meta.storeID, sampleID: head.sample, tombstone: head.tombstone)
+        try inSnapshot { _, meta, head in
+            ChangeAnchor(storeID: meta.storeID, sampleID: head.sample, tombstone: head.tombstone)
         }
     }
 
     /// Checks that `anchor` can be answered without a gap (does not throw for a usable one).
     /// - Throws: ``ChangeFeedError`` as ``changes(types:matching:since:limit:)`` would.
     public func validate(_ anchor: ChangeAnchor) throws {
-        try read { db in
-            try Self.beginSnapshot(db)
-            defer { Self.endSnapshot(db) }
-            try validate(anchor, meta: try changeFeedMeta(db), head: try sequenceHeads(db))
-        }
+        try inSnapshot { _, meta, head in try validate(anchor, meta: meta, head: head) }
     }
 
     // MARK: Tombstone retention
 
     /// The tombstone bookkeeping (counts, oldest, retention, how far pruned) and the current anchor.
     public func changeFeedStatus() throws -> ChangeFeedStatus {
-        try read { db in
-            try Self.beginSnapshot(db)
-            defer { Self.endSnapshot(db) }
-            let meta = try changeFeedMeta(db)
-            let head = try sequenceHeads(db)
+        try inSnapshot { db, meta, head in
             let st = try db.prepare("SELECT count(*), min(deleted_at) FROM deleted_samples")
             _ = try st.step()
             let count = st.int(0)
@@ -421,12 +405,17 @@ extension HealthStore {
 
     // MARK: Internals (lock held)
 
-    /// Opens a read transaction so several statements see one snapshot.
-    private static func beginSnapshot(_ db: Connection) throws { try db.execute("BEGIN") }
-
-    /// Ends it; a COMMIT refused (a statement left mid-step by an error) falls back to ROLLBACK.
-    private static func endSnapshot(_ db: Connection) {
-        if (try? db.execute("COMMIT")) == nil { try? db.execute("ROLLBACK") }
+    /// Runs `body` in one read transaction, so the feed's bookkeeping, both sequence heads and
+    /// whatever `body` reads come from one snapshot. A COMMIT refused at the end (a statement
+    /// left mid-step by an error) falls back to ROLLBACK.
+    private func inSnapshot<T>(
+        _ body: (Connection, ChangeFeedMeta, _ head: (sample: Int64, tombstone: Int64)) throws -> T
+    ) throws -> T {
+        try read { db in
+            try db.execute("BEGIN")
+            defer { if (try? db.execute("COMMIT")) == nil { try? db.execute("ROLLBACK") } }
+            return try body(db, try changeFeedMeta(db), try sequenceHeads(db))
+        }
     }
 
     private struct ChangeFeedMeta {

@@ -10,6 +10,28 @@ package enum CentralSchema {
     /// The advisory lock key every gateway takes while it migrates (any fixed 64-bit number).
     static let migrationLock: Int64 = 0x4847_5550_4C4E_4B31  // "HGUPLNK1"
 
+    /// The columns a stored quantity has in both `samples` and `series_quantities` (migration
+    /// 1), between the table's key columns and its primary key.
+    private static let quantityColumns = """
+                type text NOT NULL REFERENCES healthgate.types(identifier),
+                value double precision NOT NULL,     -- in the type's canonical unit
+                start_s double precision NOT NULL,   -- Unix seconds, exactly as the gateway stores them
+                end_s double precision NOT NULL,
+                start_time timestamptz GENERATED ALWAYS AS (to_timestamp(start_s)) STORED,
+                end_time timestamptz GENERATED ALWAYS AS (to_timestamp(end_s)) STORED,
+                source text NOT NULL,
+                device text,
+                metadata jsonb,
+                rr_ticks integer[],                  -- RR intervals in 1/1024 s
+                rr_gap boolean,
+        """
+
+    /// The foreign keys of both quantity tables, closing their definition.
+    private static let quantityKeys = """
+                FOREIGN KEY (gateway, source) REFERENCES healthgate.sources(gateway, identifier),
+                FOREIGN KEY (gateway, device) REFERENCES healthgate.devices(gateway, key));
+        """
+
     /// The migrations, oldest first. Never edit a released one: append.
     package static let migrations: [String] = [
         // 1: gateways, types, sources, devices, samples, series quantities, the fleet views.
@@ -34,39 +56,17 @@ package enum CentralSchema {
         CREATE TABLE healthgate.samples(
             gateway text NOT NULL,
             uuid uuid NOT NULL,
-            type text NOT NULL REFERENCES healthgate.types(identifier),
-            value double precision NOT NULL,     -- in the type's canonical unit
-            start_s double precision NOT NULL,   -- Unix seconds, exactly as the gateway stores them
-            end_s double precision NOT NULL,
-            start_time timestamptz GENERATED ALWAYS AS (to_timestamp(start_s)) STORED,
-            end_time timestamptz GENERATED ALWAYS AS (to_timestamp(end_s)) STORED,
-            source text NOT NULL,
-            device text,
-            metadata jsonb,
-            rr_ticks integer[],                  -- RR intervals in 1/1024 s
-            rr_gap boolean,
+        \(quantityColumns)
             PRIMARY KEY (gateway, uuid),
-            FOREIGN KEY (gateway, source) REFERENCES healthgate.sources(gateway, identifier),
-            FOREIGN KEY (gateway, device) REFERENCES healthgate.devices(gateway, key));
+        \(quantityKeys)
         CREATE INDEX samples_type_start ON healthgate.samples(type, start_time);
         CREATE TABLE healthgate.series_quantities(
             gateway text NOT NULL,
             uuid uuid NOT NULL,                  -- the series' UUID
             series_index integer NOT NULL,       -- the quantity's index in its series
-            type text NOT NULL REFERENCES healthgate.types(identifier),
-            value double precision NOT NULL,
-            start_s double precision NOT NULL,
-            end_s double precision NOT NULL,
-            start_time timestamptz GENERATED ALWAYS AS (to_timestamp(start_s)) STORED,
-            end_time timestamptz GENERATED ALWAYS AS (to_timestamp(end_s)) STORED,
-            source text NOT NULL,
-            device text,
-            metadata jsonb,
-            rr_ticks integer[],
-            rr_gap boolean,
+        \(quantityColumns)
             PRIMARY KEY (gateway, uuid, series_index),
-            FOREIGN KEY (gateway, source) REFERENCES healthgate.sources(gateway, identifier),
-            FOREIGN KEY (gateway, device) REFERENCES healthgate.devices(gateway, key));
+        \(quantityKeys)
         CREATE INDEX series_quantities_type_start ON healthgate.series_quantities(type, start_time);
         CREATE VIEW healthgate.quantities AS
             SELECT gateway, uuid, NULL::integer AS series_index, type, value, start_s, end_s,

@@ -101,6 +101,22 @@ enum Rollups {
         "INSERT INTO sample_rollups(\(columnsV3)) SELECT \(valuesV3("")) FROM samples WHERE \(filter) ORDER BY id \(upsertV3)"
     }
 
+    /// The trigger that keeps rollups right when a sample is updated in place: HealthGate never
+    /// does, but a repair by hand (or an old tool) that does moves the sample out of its old slot
+    /// and into its new one, both then recomputed. Migrations 3 and 9 create it with their columns.
+    static func updateTrigger(columns: String, values: String, upsert: String) -> String {
+        """
+        CREATE TRIGGER samples_rollup_update AFTER UPDATE OF type_id, source_id, value, start, "end" ON samples BEGIN
+            UPDATE sample_rollups SET count = count - 1, stale = 1
+            WHERE type_id = old.type_id AND slot = \(slotSQL("old.start")) AND source_id = old.source_id;
+            INSERT INTO sample_rollups(\(columns)) VALUES (\(values))
+            \(upsert);
+            UPDATE sample_rollups SET stale = 1
+            WHERE type_id = new.type_id AND slot = \(slotSQL("new.start")) AND source_id = new.source_id;
+        END;
+        """
+    }
+
     /// Migration 3: the table, its triggers, and a backfill of every stored sample (history:
     /// written with the ``columnsV3``).
     static let migration = """
@@ -133,16 +149,7 @@ enum Rollups {
             UPDATE sample_rollups SET count = count - 1, stale = 1
             WHERE type_id = old.type_id AND slot = \(slotSQL("old.start")) AND source_id = old.source_id;
         END;
-        -- HealthGate never updates a sample in place; a repair by hand (or an old tool) that does
-        -- moves the sample out of its old slot and into its new one, both then recomputed.
-        CREATE TRIGGER samples_rollup_update AFTER UPDATE OF type_id, source_id, value, start, "end" ON samples BEGIN
-            UPDATE sample_rollups SET count = count - 1, stale = 1
-            WHERE type_id = old.type_id AND slot = \(slotSQL("old.start")) AND source_id = old.source_id;
-            INSERT INTO sample_rollups(\(columnsV3)) VALUES (\(valuesV3("new.")))
-            \(upsertV3);
-            UPDATE sample_rollups SET stale = 1
-            WHERE type_id = new.type_id AND slot = \(slotSQL("new.start")) AND source_id = new.source_id;
-        END;
+        \(updateTrigger(columns: columnsV3, values: valuesV3("new."), upsert: upsertV3))
         \(rebuildSQLV3(where: "1"));
         """
 
@@ -162,14 +169,7 @@ enum Rollups {
             \(upsert);
         END;
         DROP TRIGGER samples_rollup_update;
-        CREATE TRIGGER samples_rollup_update AFTER UPDATE OF type_id, source_id, value, start, "end" ON samples BEGIN
-            UPDATE sample_rollups SET count = count - 1, stale = 1
-            WHERE type_id = old.type_id AND slot = \(slotSQL("old.start")) AND source_id = old.source_id;
-            INSERT INTO sample_rollups(\(columns)) VALUES (\(values("new.")))
-            \(upsert);
-            UPDATE sample_rollups SET stale = 1
-            WHERE type_id = new.type_id AND slot = \(slotSQL("new.start")) AND source_id = new.source_id;
-        END;
+        \(updateTrigger(columns: columns, values: values("new."), upsert: upsert))
         DELETE FROM sample_rollups;
         \(rebuildSQL(where: "1"));
         """
