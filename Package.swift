@@ -149,13 +149,17 @@ let package = Package(
         // writer, bad records reported, progress on a terminal.
         .target(name: "SampleImport", dependencies: ["HealthModel", "HealthStore", "Sysexits", "ModuleExitCodes"]),
 
+        // `export`'s formats: samples streamed as CSV, JSON lines, a FHIR R4 bundle or Open mHealth data points.
+        .target(name: "SampleExport",
+                dependencies: ["HealthModel", "HealthStore", "Sysexits", .product(name: "Crypto", package: "swift-crypto")]),
+
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "Uplink", "MQTTUplink",
+                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "Uplink", "MQTTUplink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -182,6 +186,8 @@ let package = Package(
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform", "ChildProcess"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "ModuleExitCodes", "HealthGateTesting", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
+        .testTarget(name: "ExportTests", dependencies: ["SampleExport", "HealthStore", "HealthModel", "HealthGateTesting"],
+                    exclude: ["validate_export.py", "interop-requirements.txt", "OpenMHealthSchemas"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),

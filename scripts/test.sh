@@ -25,6 +25,11 @@ fi
 # Pure-Python wheels: a few seconds on a fresh machine. Under CI=true the test fails without it.
 [ -x .venv-openapi/bin/python ] || python3 -m venv .venv-openapi
 .venv-openapi/bin/pip install -q --disable-pip-version-check -r Tests/HTTPAPITests/openapi-requirements.txt
+# The export formats' independent validators (ExportTests): fhir.resources and jsonschema pinned in
+# .venv-interop/ from Tests/ExportTests/interop-requirements.txt (pure-Python and manylinux wheels,
+# a few seconds). Under CI=true the tests fail without them.
+[ -x .venv-interop/bin/python ] || python3 -m venv .venv-interop
+.venv-interop/bin/pip install -q --disable-pip-version-check -r Tests/ExportTests/interop-requirements.txt
 # The live page's browser test (LivePageTests): Selenium pinned in .venv-browser/ from
 # Tests/HTTPAPITests/browser-requirements.txt (pure-Python wheels, a few seconds); the browser is
 # Debian's chromium + chromium-driver (scripts/setup.sh). Under CI=true the test fails without them.

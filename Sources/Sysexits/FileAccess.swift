@@ -119,33 +119,9 @@ package enum FileAccess {
     /// Writes `bytes` to `path` atomically: a temporary file in the same directory, fsync'd and
     /// renamed over `path`, so a failure leaves the old file (or none), never half of one.
     package static func write(_ bytes: [UInt8], to path: String, what: String) throws {
-        let url = URL(fileURLWithPath: path)
-        let temp = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
-        var st = stat()
-        if stat(path, &st) == 0, st.st_mode & S_IFMT != S_IFREG {
-            if st.st_mode & S_IFMT == S_IFDIR { throw failure(errno: EISDIR, .write, path: path, what: what) }
-            // A device, FIFO or socket (/dev/stdout, /dev/full, a pipe): write to it, never replace it.
-            let fd = open(path, O_WRONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw failure(errno: errno, .write, path: path, what: what) }
-            defer { close(fd) }
-            try writeAll(fd, bytes, path: path, what: what)
-            return
-        }
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-        guard fd >= 0 else { throw failure(errno: errno, .write, path: path, what: what) }
-        var ok = false
-        defer { if !ok { unlink(temp) } }
-        do {
-            try writeAll(fd, bytes, path: path, what: what)
-            guard fsync(fd) == 0 else { throw failure(errno: errno, .write, path: path, what: what) }
-        } catch {
-            close(fd)
-            throw error
-        }
-        guard close(fd) == 0 else { throw failure(errno: errno, .write, path: path, what: what) }
-        guard rename(temp, path) == 0 else { throw failure(errno: errno, .write, path: path, what: what) }
-        ok = true
+        var out = try OutputFile(path: path, what: what)
+        try out.write(bytes)
+        try out.finish()
     }
 
     /// Writes every byte to `fd` (standard output included), retrying short writes.
@@ -172,5 +148,76 @@ package enum FileAccess {
         if mkdir(path, 0o700) != 0, errno != EEXIST {
             throw failure(errno: errno, .createDirectory, path: path, what: what)
         }
+    }
+}
+
+/// A file written piece by piece and atomically (``FileAccess/write(_:to:what:)`` streamed):
+/// pieces are buffered and written in large blocks to a temporary file in the same directory,
+/// which ``finish()`` fsyncs and renames over the path; a failure, or an output dropped without
+/// ``finish()``, leaves the old file (or none), never half of one. A path that is a device, FIFO
+/// or socket (`/dev/stdout`, a pipe) is written to directly; no path means standard output.
+package struct OutputFile: ~Copyable {
+    private let fd: Int32
+    private let path: String
+    private let what: String
+    /// The temporary file renamed over `path` at the end (nil: written in place).
+    private let temp: String?
+    private var buffer: [UInt8] = []
+    /// `fd` is not closed yet.
+    private var isOpen = true
+    /// Every byte is written (and a temporary file renamed over the path).
+    private var done = false
+    private static let block = 1 << 18
+
+    /// Opens `path` for writing (nil: standard output).
+    /// - Throws: ``CLIFailure`` saying what went wrong with the path (a directory, no such folder…).
+    package init(path: String?, what: String) throws {
+        self.what = what
+        guard let path else { fd = STDOUT_FILENO; self.path = "standard output"; temp = nil; return }
+        self.path = path
+        var st = stat()
+        if stat(path, &st) == 0, st.st_mode & S_IFMT != S_IFREG {
+            if st.st_mode & S_IFMT == S_IFDIR { throw FileAccess.failure(errno: EISDIR, .write, path: path, what: what) }
+            let fd = open(path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw FileAccess.failure(errno: errno, .write, path: path, what: what) }
+            self.fd = fd; temp = nil
+            return
+        }
+        let url = URL(fileURLWithPath: path)
+        let temp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { throw FileAccess.failure(errno: errno, .write, path: path, what: what) }
+        self.fd = fd; self.temp = temp
+    }
+
+    /// Appends `text` (written once a block has gathered).
+    package mutating func write(_ text: String) throws { try write(Array(text.utf8)) }
+
+    /// Appends `bytes` (written once a block has gathered).
+    package mutating func write(_ bytes: [UInt8]) throws {
+        buffer += bytes
+        if buffer.count >= Self.block { try flush() }
+    }
+
+    private mutating func flush() throws {
+        try FileAccess.writeAll(fd, buffer, path: path, what: what)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes what is buffered; a temporary file is fsync'd, closed and renamed over the path.
+    package consuming func finish() throws {
+        try flush()
+        if temp != nil, fsync(fd) != 0 { throw FileAccess.failure(errno: errno, .write, path: path, what: what) }
+        if fd != STDOUT_FILENO {
+            isOpen = false
+            guard close(fd) == 0 else { throw FileAccess.failure(errno: errno, .write, path: path, what: what) }
+        }
+        if let temp, rename(temp, path) != 0 { throw FileAccess.failure(errno: errno, .write, path: path, what: what) }
+        done = true
+    }
+
+    deinit {
+        if isOpen, fd != STDOUT_FILENO { close(fd) }
+        if !done, let temp { unlink(temp) }
     }
 }
