@@ -149,6 +149,10 @@ let package = Package(
         // writer, bad records reported, progress on a terminal.
         .target(name: "SampleImport", dependencies: ["HealthModel", "HealthStore", "Sysexits", "ModuleExitCodes"]),
 
+        // Heart-rate variability from stored RR intervals: artefact correction (Lipponen &
+        // Tarvainen 2019), time-domain measures, windows.
+        .target(name: "HeartRateVariability", dependencies: ["HealthModel", "HealthStore"]),
+
         // `export`'s formats: samples streamed as CSV, JSON lines, a FHIR R4 bundle or Open mHealth data points.
         .target(name: "SampleExport",
                 dependencies: ["HealthModel", "HealthStore", "Sysexits", .product(name: "Crypto", package: "swift-crypto")]),
@@ -159,7 +163,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "Uplink", "MQTTUplink",
+                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "HeartRateVariability", "Uplink", "MQTTUplink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -186,6 +190,8 @@ let package = Package(
         .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform", "ChildProcess"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "ModuleExitCodes", "HealthGateTesting", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
+        .testTarget(name: "HeartRateVariabilityTests", dependencies: ["HeartRateVariability", "HealthStore", "HealthModel", "HealthGateTesting"],
+                    exclude: ["neurokit_hrv.py", "hrv-requirements.txt"]),
         .testTarget(name: "ExportTests", dependencies: ["SampleExport", "HealthStore", "HealthModel", "HealthGateTesting"],
                     exclude: ["validate_export.py", "interop-requirements.txt", "OpenMHealthSchemas"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),

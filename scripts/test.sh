@@ -30,6 +30,11 @@ fi
 # a few seconds). Under CI=true the tests fail without them.
 [ -x .venv-interop/bin/python ] || python3 -m venv .venv-interop
 .venv-interop/bin/pip install -q --disable-pip-version-check -r Tests/ExportTests/interop-requirements.txt
+# The HRV peer (HeartRateVariabilityTests): neurokit2 pinned with its dependencies in .venv-hrv/
+# from Tests/HeartRateVariabilityTests/hrv-requirements.txt (binary wheels, about 20 s and 500 MB
+# on a fresh machine). Under CI=true the test fails without it.
+[ -x .venv-hrv/bin/python ] || python3 -m venv .venv-hrv
+.venv-hrv/bin/pip install -q --disable-pip-version-check -r Tests/HeartRateVariabilityTests/hrv-requirements.txt
 # The live page's browser test (LivePageTests): Selenium pinned in .venv-browser/ from
 # Tests/HTTPAPITests/browser-requirements.txt (pure-Python wheels, a few seconds); the browser is
 # Debian's chromium + chromium-driver (scripts/setup.sh). Under CI=true the test fails without them.

@@ -34,7 +34,7 @@ struct HealthGate: AsyncParsableCommand {
             TypesCommand.self,
             AddCommand.self,
             ImportCommand.self,
-            ExportCommand.self,
+            ExportCommand.self, HRVCommand.self,
             SamplesCommand.self,
             DeleteCommand.self,
             StatsCommand.self,

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import HealthModel
+import HealthStore
+import HeartRateVariability
+
+/// `healthgate hrv`: heart-rate variability from stored RR intervals, per window.
+struct HRVCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hrv",
+        abstract: "Heart-rate variability (SDNN, RMSSD, pNN50) from stored RR intervals, artefacts corrected.",
+        discussion: """
+            Per device and per --window (aligned to the clock in UTC), then over the whole range. Beats come from the \
+            RR intervals as the strap sent them (1/1024 s), split where the store marked a gap; ectopic, missed, extra \
+            and long/short beats are found and corrected by Lipponen & Tarvainen (2019) and counted. SDNN divides by \
+            n − 1, RMSSD by the successive differences within gap-free runs, pNN50 by the intervals (Task Force 1996). \
+            A window gives no value, and says why, when its intervals cover less than half of it or more than \
+            --max-artefacts percent of its beats were corrected (docs/hrv.md).
+
+            Examples:
+              healthgate hrv --from 2026-11-05T08:00 --to 2026-11-05T09:00
+              healthgate hrv --from 2026-11-05 --window 1m --device "Polar H10" --json
+            """)
+
+    @OptionGroup var store: StoreLocation
+    @Option(help: ArgumentHelp("Range start (ISO 8601; without Z or an offset local time, a bare date local midnight).", valueName: "date")) var from: String?
+    @Option(help: ArgumentHelp("Range end, exclusive.", valueName: "date")) var to: String?
+    @Option(help: ArgumentHelp("Only this device (name, local identifier or alias).", valueName: "name")) var device: String?
+    @Option(help: ArgumentHelp("Window length: 60s, 5m (the default), 1h.", valueName: "duration")) var window = "5m"
+    @Option(help: ArgumentHelp("The largest share of corrected beats a window may have, in percent (0 to 100).", valueName: "percent"))
+    var maxArtefacts = 10.0
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        guard (0...100).contains(maxArtefacts) else { throw CLIFailure("--max-artefacts \(maxArtefacts) is not a percentage: use 0 to 100.", code: .usage) }
+        let q = SampleQuery(start: try from.map { try InputValues.date($0, option: "--from", timeZone: nil) },
+                            end: try to.map { try InputValues.date($0, option: "--to", timeZone: nil) }, device: device)
+        try InputValues.checkRange(from: q.start, to: q.end)
+        let report = try HRVReport(store: try store.openForReading(), query: q, window: try InputValues.seconds(window, option: "--window"),
+                                   maxArtefacts: maxArtefacts / 100)
+        if json { return try JSONOutput.emit(report.json) }
+        if report.devices.isEmpty { return print("no RR intervals in the range (a strap sends them only while worn, and not every strap does)") }
+        for d in report.devices {
+            print("\(d.device):")
+            Table.print(["START", "INTERVALS", "CORRECTED", "MEAN NN (ms)", "SDNN (ms)", "RMSSD (ms)", "pNN50 (%)", "NOTE"], d.rows.map { start, w in
+                [start.map { Table.time($0, in: .current) } ?? "whole range", "\(w.intervals)", "\(w.corrected)", Table.number(w.measures?.meanNN),
+                 Table.number(w.measures?.sdnn), Table.number(w.measures?.rmssd), Table.number(w.measures?.pnn50), w.refusal ?? ""]
+            })
+        }
+    }
+}
