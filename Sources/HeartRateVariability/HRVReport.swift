@@ -22,14 +22,26 @@ package struct HRVReport: Sendable {
     /// Per device, by name.
     package var devices: [DeviceHRV]
 
-    /// Reads the heart-rate samples `query` selects (its type is set to heart rate) and computes
-    /// windows of `window` seconds, refusing those with more than `maxArtefacts` (0…1) corrected.
-    package init(store: HealthStore, query: SampleQuery, window: Double, maxArtefacts: Double) throws {
-        var q = query
-        q.type = .heartRate
-        q.sortBy = .endDate
-        q.ascending = true
-        let from = q.start?.timeIntervalSince1970 ?? -.infinity, to = q.end?.timeIntervalSince1970 ?? .infinity
+    /// The longest range one report reads: its samples are held in memory (a day of a strap's
+    /// beats is about 100,000; 31 days stay within tens of megabytes).
+    package static let maxRangeDays = 31.0
+
+    /// Reads the heart-rate samples of `[from, to)` (default: the 24 hours before `to`, which
+    /// defaults to now), of `device` when given, and computes windows of `window` seconds,
+    /// refusing those where more than `maxArtefacts` percent of the beats were corrected.
+    /// - Throws: ``InputValueError`` for a percentage outside 0…100, an empty range or one longer
+    ///   than ``maxRangeDays``; a store error.
+    package init(store: HealthStore, from: Date?, to: Date?, device: String?, window: Double, maxArtefacts: Double) throws {
+        guard (0...100).contains(maxArtefacts) else {
+            throw InputValueError("--max-artefacts \(maxArtefacts) is not a percentage: use 0 to 100.")
+        }
+        let end = to ?? Date(), start = from ?? end.addingTimeInterval(-86_400)
+        try InputValues.checkRange(from: start, to: end)
+        guard end.timeIntervalSince(start) <= Self.maxRangeDays * 86_400 else {
+            throw InputValueError("the range is \(Int((end.timeIntervalSince(start) / 86_400).rounded(.up))) days: hrv reads at most \(Int(Self.maxRangeDays)) at a time (its beats are held in memory); split it with --from and --to.")
+        }
+        let q = SampleQuery(type: .heartRate, start: start, end: end, device: device, sortBy: .endDate)
+        let from = start.timeIntervalSince1970, to = end.timeIntervalSince1970, maxArtefacts = maxArtefacts / 100
         let byDevice = Dictionary(grouping: try store.samples(q).filter { $0.rrIntervals != nil }) {
             $0.device?.name ?? $0.device?.localIdentifier ?? "unknown device"
         }

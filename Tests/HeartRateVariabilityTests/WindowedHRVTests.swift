@@ -106,10 +106,14 @@ struct WindowedHRVTests {
         let table = try HealthGateExecutable.run(["hrv", "--db", db, "--window", "1m"] + range)
         #expect(table.status == 0 && table.stdout.contains("Strap A:") && table.stdout.contains("whole range"), "\(table.stdout)")
         #expect(table.stdout.split(separator: "\n").count == 1 + 1 + 10 + 1, "\(table.stdout)")
-        for bad in [["--max-artefacts", "150"], ["--window", "5 minutes"], ["--from", "2026-11-05T09:00:00Z", "--to", "2026-11-05T08:00:00Z"]] {
+        for (bad, says) in [(["--max-artefacts", "150"], "not a percentage"), (["--window", "5 minutes"], "not a duration"),
+                            (["--from", "2026-11-05T09:00:00Z", "--to", "2026-11-05T08:00:00Z"], "must be after"),
+                            (["--from", "2026-10-01T00:00:00Z", "--to", "2026-11-01T00:00:01Z"], "the range is 32 days: hrv reads at most 31")] {
             let r = try HealthGateExecutable.run(["hrv", "--db", db] + bad)
-            #expect(r.status == 64, "\(bad): \(r.status) \(r.stderr)")
+            #expect(r.status == 64 && r.stderr.contains(says), "\(bad): \(r.status) \(r.stderr)")
         }
+        let month = try HealthGateExecutable.run(["hrv", "--db", db, "--from", "2026-10-06T08:00:00Z", "--to", "2026-11-06T08:00:00Z", "--json"])
+        #expect(month.status == 0 && month.stdout.contains("Strap A"), "exactly 31 days is allowed: \(month.stderr)")
         let none = try HealthGateExecutable.run(["hrv", "--db", db, "--from", "2026-11-06"])
         #expect(none.status == 0 && none.stdout.contains("no RR intervals in the range"), "\(none.stdout)")
     }

@@ -23,8 +23,8 @@ struct HRVCommand: ParsableCommand {
             """)
 
     @OptionGroup var store: StoreLocation
-    @Option(help: ArgumentHelp("Range start (ISO 8601; without Z or an offset local time, a bare date local midnight).", valueName: "date")) var from: String?
-    @Option(help: ArgumentHelp("Range end, exclusive.", valueName: "date")) var to: String?
+    @Option(help: ArgumentHelp("Range start (ISO 8601; without Z or an offset local time, a bare date local midnight; default: 24 h before --to).", valueName: "date")) var from: String?
+    @Option(help: ArgumentHelp("Range end, exclusive (default: now). At most 31 days after --from.", valueName: "date")) var to: String?
     @Option(help: ArgumentHelp("Only this device (name, local identifier or alias).", valueName: "name")) var device: String?
     @Option(help: ArgumentHelp("Window length: 60s, 5m (the default), 1h.", valueName: "duration")) var window = "5m"
     @Option(help: ArgumentHelp("The largest share of corrected beats a window may have, in percent (0 to 100).", valueName: "percent"))
@@ -32,12 +32,9 @@ struct HRVCommand: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        guard (0...100).contains(maxArtefacts) else { throw CLIFailure("--max-artefacts \(maxArtefacts) is not a percentage: use 0 to 100.", code: .usage) }
-        let q = SampleQuery(start: try from.map { try InputValues.date($0, option: "--from", timeZone: nil) },
-                            end: try to.map { try InputValues.date($0, option: "--to", timeZone: nil) }, device: device)
-        try InputValues.checkRange(from: q.start, to: q.end)
-        let report = try HRVReport(store: try store.openForReading(), query: q, window: try InputValues.seconds(window, option: "--window"),
-                                   maxArtefacts: maxArtefacts / 100)
+        let report = try HRVReport(store: try store.openForReading(), from: try from.map { try InputValues.date($0, option: "--from", timeZone: nil) },
+                                   to: try to.map { try InputValues.date($0, option: "--to", timeZone: nil) }, device: device,
+                                   window: try InputValues.seconds(window, option: "--window"), maxArtefacts: maxArtefacts)
         if json { return try JSONOutput.emit(report.json) }
         if report.devices.isEmpty { return print("no RR intervals in the range (a strap sends them only while worn, and not every strap does)") }
         for d in report.devices {
