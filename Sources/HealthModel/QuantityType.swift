@@ -77,6 +77,11 @@ public struct QuantityType: Sendable, Hashable, Codable, CustomStringConvertible
         identifier: "heartRateVariabilitySDNN", canonicalUnit: "ms", aggregationStyle: .discreteArithmetic,
         plausibleRange: 0...10_000,
         summary: "standard deviation of RR intervals over a window")
+    /// Heart-rate variability as RMSSD in ms; discrete (not a HealthKit type: HealthKit stores SDNN only).
+    public static let heartRateVariabilityRMSSD = QuantityType(
+        identifier: "heartRateVariabilityRMSSD", canonicalUnit: "ms", aggregationStyle: .discreteArithmetic,
+        plausibleRange: 0...10_000,
+        summary: "root mean square of successive RR differences over a window")
     /// Resting heart rate in count/min; discrete.
     public static let restingHeartRate = QuantityType(
         identifier: "restingHeartRate", canonicalUnit: "count/min", aggregationStyle: .discreteArithmetic,
@@ -102,7 +107,7 @@ public struct QuantityTypeRegistry: Sendable {
     // The built-in types' units are valid strings, so this cannot fail.
     public static let standard = try! QuantityTypeRegistry(types: [
         .heartRate, .stepCount, .activeEnergyBurned, .heartRateVariabilitySDNN,
-        .restingHeartRate, .distanceWalkingRunning, .bodyMass,
+        .restingHeartRate, .distanceWalkingRunning, .bodyMass, .heartRateVariabilityRMSSD,
     ])
 
     /// Creates a registry holding `types`; throws if any has an invalid canonical unit.

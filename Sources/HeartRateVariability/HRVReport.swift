@@ -9,6 +9,8 @@ package struct HRVReport: Sendable {
     package struct DeviceHRV: Sendable {
         /// The device's name (else its local identifier, else "unknown device").
         package var device: String
+        /// The device as stored (nil for samples without one).
+        package var stored: Device?
         /// Per window, oldest first.
         package var windows: [WindowedHRV.Window]
         /// All of the device's beats in the range as one window.
@@ -47,9 +49,31 @@ package struct HRVReport: Sendable {
         }
         devices = byDevice.keys.sorted().map { name in
             let series = BeatSeries(byDevice[name] ?? [])
-            return DeviceHRV(device: name,
+            return DeviceHRV(device: name, stored: byDevice[name]?.first?.device,
                              windows: WindowedHRV(series, length: window, from: from, to: to, maxArtefacts: maxArtefacts).windows,
                              overall: WindowedHRV(series, length: nil, from: from, to: to, maxArtefacts: maxArtefacts).windows.first)
+        }
+    }
+
+    /// The source of the samples ``samples(computedAt:window:)`` makes.
+    package static let source = Source(name: "HealthGate HRV", identifier: "org.healthgate.hrv")
+
+    /// The windows that have a value, as samples to store: SDNN and RMSSD spanning the window,
+    /// from the device, with the intervals and the beats corrected in metadata
+    /// (`hrvIntervals`, `hrvCorrected`) and a sync identifier per device, type, window start and
+    /// length, versioned by `computedAt`: computing a window again replaces its samples.
+    package func samples(computedAt: Date, window: Double) throws -> [QuantitySample] {
+        try devices.flatMap { d in
+            try d.windows.compactMap { w in w.measures.map { (w, $0) } }.flatMap { w, m in
+                try [(QuantityType.heartRateVariabilitySDNN, m.sdnn), (.heartRateVariabilityRMSSD, m.rmssd)].map { type, value in
+                    let start = Date(timeIntervalSince1970: w.start)
+                    let id = "hrv:\(d.stored?.localIdentifier ?? d.device):\(type.identifier):\(ISO8601.string(start)):\(window)"
+                    let metadata = Metadata(syncIdentifier: id, syncVersion: Int(computedAt.timeIntervalSince1970 * 1000),
+                                            user: ["hrvIntervals": .number(Double(w.intervals)), "hrvCorrected": .number(Double(w.corrected))])
+                    return try QuantitySample(type: type, quantity: Quantity(value, .millisecond), start: start,
+                                              end: Date(timeIntervalSince1970: w.end), source: Self.source, device: d.stored, metadata: metadata)
+                }
+            }
         }
     }
 

@@ -114,6 +114,16 @@ struct WindowedHRVTests {
         }
         let month = try HealthGateExecutable.run(["hrv", "--db", db, "--from", "2026-10-06T08:00:00Z", "--to", "2026-11-06T08:00:00Z", "--json"])
         #expect(month.status == 0 && month.stdout.contains("Strap A"), "exactly 31 days is allowed: \(month.stderr)")
+        // --save: each window with a value as one SDNN and one RMSSD sample; again: replaced, not added.
+        let saved = try HealthGateExecutable.run(["hrv", "--db", db, "--save"] + range)
+        #expect(saved.status == 0 && saved.stderr.contains("stored 2 window(s) as SDNN and RMSSD samples (4 new, 0 replaced)"), "\(saved.stderr)")
+        let again = try HealthGateExecutable.run(["hrv", "--db", db, "--save"] + range)
+        #expect(again.stderr.contains("(0 new, 4 replaced)"), "\(again.stderr)")
+        let store = try HealthStore(path: db)
+        let rmssd = try store.samples(SampleQuery(type: .heartRateVariabilityRMSSD))
+        #expect(rmssd.count == 2 && rmssd.allSatisfy { $0.quantity.value == 100.0 * 1000 / 1024 && $0.device == Self.strap })
+        #expect(rmssd.first?.startDate == Date(timeIntervalSince1970: Self.t0) && rmssd.first?.endDate == Date(timeIntervalSince1970: Self.t0 + 300))
+        #expect(try store.count(SampleQuery(type: .heartRateVariabilitySDNN)) == 2)
         let none = try HealthGateExecutable.run(["hrv", "--db", db, "--from", "2026-11-06"])
         #expect(none.status == 0 && none.stdout.contains("no RR intervals in the range"), "\(none.stdout)")
     }

@@ -29,12 +29,19 @@ struct HRVCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Window length: 60s, 5m (the default), 1h.", valueName: "duration")) var window = "5m"
     @Option(help: ArgumentHelp("The largest share of corrected beats a window may have, in percent (0 to 100).", valueName: "percent"))
     var maxArtefacts = 10.0
+    @Flag(help: "Store each window's SDNN and RMSSD (heartRateVariabilitySDNN, heartRateVariabilityRMSSD); computing a window again replaces them.")
+    var save = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
         let report = try HRVReport(store: try store.openForReading(), from: try from.map { try InputValues.date($0, option: "--from", timeZone: nil) },
                                    to: try to.map { try InputValues.date($0, option: "--to", timeZone: nil) }, device: device,
                                    window: try InputValues.seconds(window, option: "--window"), maxArtefacts: maxArtefacts)
+        if save {
+            let samples = try report.samples(computedAt: Date(), window: try InputValues.seconds(window, option: "--window"))
+            let saved = try store.open().save(samples)
+            Console.note("stored \(samples.count / 2) window(s) as SDNN and RMSSD samples (\(saved.inserted) new, \(saved.replaced) replaced)")
+        }
         if json { return try JSONOutput.emit(report.json) }
         if report.devices.isEmpty { return print("no RR intervals in the range (a strap sends them only while worn, and not every strap does)") }
         for d in report.devices {
