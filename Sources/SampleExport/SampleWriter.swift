@@ -91,7 +91,7 @@ extension ExportFormat {
     package func export(_ samples: [QuantitySample], unit: HealthUnit?, subject: String?, to output: String?,
                         now: Date = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)) throws -> (written: Int, skipped: [String]) {
         var writer = self.writer(unit: unit, subject: subject, now: now)
-        var out = try OutputFile(path: output, what: "the export")
+        var out = try OutputFile(path: output, what: output == nil ? "the export to" : "the export")
         try out.write(try writer.begin())
         for s in samples { try out.write(try writer.write(s)) }
         try out.write(try writer.end())
