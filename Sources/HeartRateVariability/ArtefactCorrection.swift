@@ -172,10 +172,26 @@ package enum ArtefactCorrection {
         }
     }
 
-    /// `f` of each centred window of odd length `window` (cut at the ends), given sorted.
+    /// `f` of each centred window of odd length `window` (cut at the ends), given sorted. The
+    /// window's sorted values are kept from one position to the next (one value in, one out,
+    /// each placed by binary search), so a day of beats costs no sort and no allocation per beat.
     private static func rolling(_ x: [Double], window: Int, _ f: ([Double]) -> Double) -> [Double] {
         let half = window / 2
-        return x.indices.map { i in f(x[max(0, i - half)...min(x.count - 1, i + half)].sorted()) }
+        var sorted: [Double] = []
+        sorted.reserveCapacity(window)
+        func position(_ v: Double) -> Int {
+            var lo = 0, hi = sorted.count
+            while lo < hi { let mid = (lo + hi) / 2; if sorted[mid] < v { lo = mid + 1 } else { hi = mid } }
+            return lo
+        }
+        for v in x.prefix(half) { sorted.insert(v, at: position(v)) }
+        var out = [Double](repeating: 0, count: x.count)
+        for i in x.indices {
+            if i + half < x.count { let v = x[i + half]; sorted.insert(v, at: position(v)) }
+            if i - half - 1 >= 0 { sorted.remove(at: position(x[i - half - 1])) }
+            out[i] = f(sorted)
+        }
+        return out
     }
 
     /// The `q` quantile of sorted values, interpolated linearly between ranks.

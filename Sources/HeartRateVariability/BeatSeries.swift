@@ -30,21 +30,23 @@ package struct BeatSeries: Sendable {
 
     /// The beats of `samples` (heart-rate samples in ascending time; those without RR are passed over).
     package init(_ samples: [QuantitySample]) {
-        for s in samples {
-            guard let rr = s.rrIntervals, !rr.ticks.isEmpty else { continue }
-            let total = rr.ticks.reduce(Int64(0)) { $0 + Int64($1) }
-            let end = s.endDate.timeIntervalSince1970
-            if var run = runs.last, !rr.precededByGap,
-               let last = run.beats.last, abs(run.start + Double(last + total) / 1024 - end) <= Self.maxDrift {
-                var t = last
-                for tick in rr.ticks { t += Int64(tick); run.beats.append(t) }
-                runs[runs.count - 1] = run
-            } else {
-                var beats: [Int64] = [0]
-                var t: Int64 = 0
-                for tick in rr.ticks { t += Int64(tick); beats.append(t) }
-                runs.append(Run(start: end - Double(total) / 1024, beats: beats))
-            }
+        for s in samples { append(s) }
+    }
+
+    /// Adds the beats of `s`, a heart-rate sample later than those before it (without RR: nothing).
+    package mutating func append(_ s: QuantitySample) {
+        guard let rr = s.rrIntervals, !rr.ticks.isEmpty else { return }
+        let total = rr.ticks.reduce(Int64(0)) { $0 + Int64($1) }
+        let end = s.endDate.timeIntervalSince1970
+        if !rr.precededByGap, let start = runs.last?.start, let last = runs.last?.beats.last,
+           abs(start + Double(last + total) / 1024 - end) <= Self.maxDrift {
+            var t = last
+            for tick in rr.ticks { t += Int64(tick); runs[runs.count - 1].beats.append(t) }   // in place: no copy of the run
+        } else {
+            var beats: [Int64] = [0]
+            var t: Int64 = 0
+            for tick in rr.ticks { t += Int64(tick); beats.append(t) }
+            runs.append(Run(start: end - Double(total) / 1024, beats: beats))
         }
     }
 }

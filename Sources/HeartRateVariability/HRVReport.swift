@@ -24,8 +24,8 @@ package struct HRVReport: Sendable {
     /// Per device, by name.
     package var devices: [DeviceHRV]
 
-    /// The longest range one report reads: its samples are held in memory (a day of a strap's
-    /// beats is about 100,000; 31 days stay within tens of megabytes).
+    /// The longest range one report reads: its beats are held in memory, 8 bytes each (a day of a
+    /// strap's beats is about 100,000: 31 days about 25 MB), and corrected in one pass per run.
     package static let maxRangeDays = 31.0
 
     /// Reads the heart-rate samples of `[from, to)` (default: the 24 hours before `to`, which
@@ -42,16 +42,27 @@ package struct HRVReport: Sendable {
         guard end.timeIntervalSince(start) <= Self.maxRangeDays * 86_400 else {
             throw InputValueError("the range is \(Int((end.timeIntervalSince(start) / 86_400).rounded(.up))) days: hrv reads at most \(Int(Self.maxRangeDays)) at a time (its beats are held in memory); split it with --from and --to.")
         }
-        let q = SampleQuery(type: .heartRate, start: start, end: end, device: device, sortBy: .endDate)
         let from = start.timeIntervalSince1970, to = end.timeIntervalSince1970, maxArtefacts = maxArtefacts / 100
-        let byDevice = Dictionary(grouping: try store.samples(q).filter { $0.rrIntervals != nil }) {
-            $0.device?.name ?? $0.device?.localIdentifier ?? "unknown device"
+        // Read in 6-hour slices, keeping only beats (8 bytes each), so memory follows the beats,
+        // not the samples. After the first slice, a sample belongs to the slice it starts in.
+        var series: [String: (device: Device?, beats: BeatSeries)] = [:]
+        // A notification received up to a minute after the range may carry beats inside it.
+        let readEnd = end.addingTimeInterval(60)
+        var slice = start
+        while slice < readEnd {
+            let next = min(readEnd, slice.addingTimeInterval(6 * 3600))
+            let q = SampleQuery(type: .heartRate, start: slice, end: next, strictStartDate: slice != start, device: device, sortBy: .endDate)
+            for s in try store.samples(q) where s.rrIntervals != nil {
+                let name = s.device?.name ?? s.device?.localIdentifier ?? "unknown device"
+                series[name, default: (s.device, BeatSeries(runs: []))].beats.append(s)
+            }
+            slice = next
         }
-        devices = byDevice.keys.sorted().map { name in
-            let series = BeatSeries(byDevice[name] ?? [])
-            return DeviceHRV(device: name, stored: byDevice[name]?.first?.device,
-                             windows: WindowedHRV(series, length: window, from: from, to: to, maxArtefacts: maxArtefacts).windows,
-                             overall: WindowedHRV(series, length: nil, from: from, to: to, maxArtefacts: maxArtefacts).windows.first)
+        devices = series.keys.sorted().map { name in
+            let (stored, beats) = series[name]!
+            return DeviceHRV(device: name, stored: stored,
+                             windows: WindowedHRV(beats, length: window, from: from, to: to, maxArtefacts: maxArtefacts).windows,
+                             overall: WindowedHRV(beats, length: nil, from: from, to: to, maxArtefacts: maxArtefacts).windows.first)
         }
     }
 
