@@ -44,19 +44,15 @@ package struct HRVReport: Sendable {
         }
         let from = start.timeIntervalSince1970, to = end.timeIntervalSince1970, maxArtefacts = maxArtefacts / 100
         // Read in 6-hour slices, keeping only beats (8 bytes each), so memory follows the beats,
-        // not the samples. After the first slice, a sample belongs to the slice it starts in.
+        // not the samples. A notification received up to a minute after the range may carry
+        // beats inside it.
         var series: [String: (device: Device?, beats: BeatSeries)] = [:]
-        // A notification received up to a minute after the range may carry beats inside it.
-        let readEnd = end.addingTimeInterval(60)
-        var slice = start
-        while slice < readEnd {
-            let next = min(readEnd, slice.addingTimeInterval(6 * 3600))
-            let q = SampleQuery(type: .heartRate, start: slice, end: next, strictStartDate: slice != start, device: device, sortBy: .endDate)
-            for s in try store.samples(q) where s.rrIntervals != nil {
+        let q = SampleQuery(type: .heartRate, start: start, end: end.addingTimeInterval(60), device: device)
+        try store.forEachSlice(of: q, seconds: 6 * 3600) { slice in
+            for s in slice where s.rrIntervals != nil {
                 let name = s.device?.name ?? s.device?.localIdentifier ?? "unknown device"
                 series[name, default: (s.device, BeatSeries(runs: []))].beats.append(s)
             }
-            slice = next
         }
         devices = series.keys.sorted().map { name in
             let (stored, beats) = series[name]!

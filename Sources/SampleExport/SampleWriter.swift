@@ -84,20 +84,27 @@ extension ExportFormat {
         return nil
     }
 
-    /// Streams `samples` in this format to `output` (nil: standard output; a file is written
-    /// atomically), stamped `now` (default: this millisecond). Returns how many were written and a
+    /// Streams the samples `query` selects in this format to `output` (nil: standard output; a
+    /// file is written atomically), reading them an hour of start dates at a time
+    /// (``HealthStore/forEachSlice(of:seconds:_:)``: memory follows an hour of data, not the
+    /// range), stamped `now` (default: this millisecond). Returns how many were written and a
     /// line for each type skipped.
-    /// - Throws: ``CLIFailure`` when the output cannot be written (a full disk: 74).
-    package func export(_ samples: [QuantitySample], unit: HealthUnit?, subject: String?, to output: String?,
-                        now: Date = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)) throws -> (written: Int, skipped: [String]) {
+    /// - Throws: ``CLIFailure`` when the output cannot be written (a full disk: 74); a store error.
+    package func export(_ query: SampleQuery, from store: HealthStore, unit: HealthUnit?, subject: String?, to output: String?,
+                        now: Date = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)) throws
+        -> (written: Int, skipped: [String]) {
         var writer = self.writer(unit: unit, subject: subject, now: now)
         var out = try OutputFile(path: output, what: output == nil ? "the export to" : "the export")
+        var count = 0
         try out.write(try writer.begin())
-        for s in samples { try out.write(try writer.write(s)) }
+        try store.forEachSlice(of: query) { slice in
+            for s in slice { try out.write(try writer.write(s)) }
+            count += slice.count
+        }
         try out.write(try writer.end())
         try out.finish()
         let skipped = writer.skipped.sorted { $0.key < $1.key }
-        return (samples.count - skipped.reduce(0) { $0 + $1.value },
+        return (count - skipped.reduce(0) { $0 + $1.value },
                 skipped.map { "skipped \($0.value) \($0.key) sample(s): \(rawValue) has no mapping for \($0.key)" })
     }
 }

@@ -43,7 +43,7 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let q = try filters.query()
         let unit = try InputValues.unit(self.unit, forQueryType: q.type)
-        let (written, skipped) = try format.export(try store.openForReading().samples(q), unit: unit, subject: subject, to: output)
+        let (written, skipped) = try format.export(q, from: try store.openForReading(), unit: unit, subject: subject, to: output)
         skipped.forEach(Console.note)
         if let output { Console.note("exported \(written) sample(s) to \(output)") }
     }
