@@ -12,6 +12,7 @@ package enum JSONOutput {
     /// Serialises a JSON-compatible value (dictionaries, arrays, strings, numbers, Bool, NSNull).
     /// - Throws: ``CLIFailure`` (70) when the value is not JSON.
     package static func string(_ value: Any, pretty: Bool = false) throws -> String {
+        if !pretty, let text = CompactJSON.string(value) { return text }
         var options = textOptions
         if pretty { options.insert(.prettyPrinted) }
         // JSONSerialization raises an Objective-C style exception (a crash on Linux) for some
