@@ -63,13 +63,11 @@ enum JSONResponse {
     }
 
     static func string(_ value: Any) throws -> String {
-        // JSONSerialization traps on some values instead of throwing: check first.
-        guard JSONSerialization.isValidJSONObject([value]),
-              let data = try? JSONSerialization.data(withJSONObject: value, options: JSONOutput.textOptions)
-        else {
+        do {
+            return try JSONOutput.string(value)
+        } catch {
             throw APIError(.internalServerError, "the answer holds a value JSON cannot represent (NaN or an infinity): this is a bug, please report it with the request.")
         }
-        return String(decoding: data, as: UTF8.self)
     }
 
     static func text(_ body: String, status: HTTPResponse.Status = .ok, contentType: String) -> Response {
