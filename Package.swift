@@ -157,13 +157,17 @@ let package = Package(
         .target(name: "SampleExport",
                 dependencies: ["HealthModel", "HealthStore", "Sysexits", .product(name: "Crypto", package: "swift-crypto")]),
 
+        // Workouts' totals from the samples inside them: duration, energy, steps, distance, heart
+        // rate, time in five heart-rate zones, heart rate per minute.
+        .target(name: "WorkoutSummary", dependencies: ["HealthModel", "HealthStore", "Sysexits"]),
+
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "HeartRateVariability", "Uplink", "MQTTUplink",
+                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "HeartRateVariability", "WorkoutSummary", "Uplink", "MQTTUplink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -194,6 +198,7 @@ let package = Package(
                     exclude: ["neurokit_hrv.py", "hrv-requirements.txt"]),
         .testTarget(name: "ExportTests", dependencies: ["SampleExport", "HealthStore", "HealthModel", "HealthGateTesting"],
                     exclude: ["validate_export.py", "interop-requirements.txt", "OpenMHealthSchemas"]),
+        .testTarget(name: "WorkoutTests", dependencies: ["WorkoutSummary", "HealthStore", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),

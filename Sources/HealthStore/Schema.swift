@@ -191,6 +191,9 @@ enum Schema {
         // lower-priority source that a higher one covers whole is known to count nothing
         // without reading its rows. Rollups rebuilt from the rows; moves no sample.
         Rollups.contiguityMigration,
+        // 10: workouts (issue 15, docs/workouts.md): what the user marked, never totals. Adds a
+        // table, moves nothing.
+        WorkoutTable.migration,
     ]
 
     /// The schema version this build writes.

@@ -52,8 +52,23 @@ public struct StatisticValues: Sendable, Hashable {
     public var mostRecentEnd: Date?
     /// How many samples contributed (after merging).
     public var sampleCount = 0
+    /// The total weight behind ``average`` (seconds for temporally weighted types, samples
+    /// for arithmetic ones): what combines the averages of disjoint ranges into one (a
+    /// workout's running intervals between pauses). Bookkeeping, not a result: equality and
+    /// hashing leave it out, so two paths that sum the same weights in another order agree.
+    package var averageWeight = 0.0
 
     public init() {}
+
+    public static func == (a: StatisticValues, b: StatisticValues) -> Bool {
+        (a.sum, a.average, a.minimum, a.maximum, a.mostRecent) == (b.sum, b.average, b.minimum, b.maximum, b.mostRecent)
+            && (a.mostRecentStart, a.mostRecentEnd, a.sampleCount) == (b.mostRecentStart, b.mostRecentEnd, b.sampleCount)
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(sum); h.combine(average); h.combine(minimum); h.combine(maximum); h.combine(mostRecent)
+        h.combine(mostRecentStart); h.combine(mostRecentEnd); h.combine(sampleCount)
+    }
 
     func converted(from a: HealthUnit, to b: HealthUnit) throws -> StatisticValues {
         var v = self
@@ -550,7 +565,7 @@ enum StatisticsEngine {
             v.sampleCount = count
             guard count > 0 else { return v }
             if options.contains(.cumulativeSum) { v.sum = sum }
-            if options.contains(.discreteAverage) { v.average = weight > 0 ? weighted / weight : nil }
+            if options.contains(.discreteAverage) { v.average = weight > 0 ? weighted / weight : nil; v.averageWeight = weight }
             if options.contains(.discreteMin) { v.minimum = minimum }
             if options.contains(.discreteMax) { v.maximum = maximum }
             if options.contains(.mostRecent), let r = recent {

@@ -35,6 +35,7 @@ struct HealthGate: AsyncParsableCommand {
             AddCommand.self,
             ImportCommand.self,
             ExportCommand.self, HRVCommand.self,
+            WorkoutCommand.self, WorkoutsCommand.self, ProfileCommand.self,
             SamplesCommand.self,
             DeleteCommand.self,
             StatsCommand.self,

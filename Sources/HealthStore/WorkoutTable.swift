@@ -1,0 +1,216 @@
+import Foundation
+import HealthModel
+
+/// The `workouts` table: migration 10 and its reads and writes (issue 15, docs/workouts.md).
+/// A row is what the user marked — activity, start, end, pauses, devices — never totals: those
+/// are computed from the samples (module `WorkoutSummary`), so deleting a workout keeps them.
+enum WorkoutTable {
+    /// Migration 10: workouts. Adds a table, moves nothing.
+    static let migration = """
+        CREATE TABLE workouts(
+            id INTEGER PRIMARY KEY,
+            uuid BLOB NOT NULL UNIQUE,
+            activity TEXT NOT NULL,         -- HKWorkoutActivityType's Swift name
+            start REAL NOT NULL,            -- Unix seconds
+            "end" REAL,                     -- NULL while in progress
+            events TEXT NOT NULL,           -- JSON [["pause"|"resume", Unix seconds], …], in time order
+            devices TEXT NOT NULL,          -- JSON [name, …] in priority order; [] = every device
+            source_identifier TEXT NOT NULL,
+            source_name TEXT NOT NULL,
+            source_version TEXT
+        );
+        CREATE INDEX workouts_start ON workouts(start);
+        """
+
+    static let select = """
+        SELECT uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version FROM workouts
+        """
+
+    static func workout(_ st: Statement) throws -> Workout {
+        guard let uuid = st.uuid(0), let activity = WorkoutActivityType(name: st.string(1) ?? "") else {
+            throw StoreError.corruptRow("a workout row has no valid UUID or activity type (\(st.string(1) ?? "NULL"))")
+        }
+        var events: [WorkoutEvent] = []
+        if let list = try? JSONSerialization.jsonObject(with: Data((st.string(4) ?? "[]").utf8)) as? [[Any]] {
+            for pair in list {
+                guard pair.count == 2, let k = (pair[0] as? String).flatMap(WorkoutEvent.Kind.init(rawValue:)),
+                      let t = (pair[1] as? NSNumber)?.doubleValue else {
+                    throw StoreError.corruptRow("workout \(uuid.uuidString) has an event that is not [kind, time]")
+                }
+                events.append(WorkoutEvent(k, at: Date(timeIntervalSince1970: t)))
+            }
+        }
+        let devices = (try? JSONSerialization.jsonObject(with: Data((st.string(5) ?? "[]").utf8)) as? [String]) ?? []
+        return Workout(uuid: uuid, activity: activity, start: Date(timeIntervalSince1970: st.double(2)),
+                       end: st.optionalDouble(3).map(Date.init(timeIntervalSince1970:)), events: events, devices: devices,
+                       source: Source(name: st.string(7) ?? "", identifier: st.string(6), version: st.string(8)))
+    }
+
+    static func eventsJSON(_ events: [WorkoutEvent]) throws -> String {
+        let list: [[Any]] = events.map { [$0.kind.rawValue, $0.date.timeIntervalSince1970] }
+        return String(decoding: try JSONSerialization.data(withJSONObject: list), as: UTF8.self)
+    }
+
+    static func devicesJSON(_ devices: [String]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: devices), as: UTF8.self)
+    }
+
+    /// Why `events` cannot belong to a workout from `start` to `end`, or nil when they can: they
+    /// alternate pause and resume, beginning with a pause, in time order, within the workout.
+    static func problem(events: [WorkoutEvent], start: Date, end: Date?) -> String? {
+        var previous = start
+        for (i, e) in events.enumerated() {
+            let expected: WorkoutEvent.Kind = i % 2 == 0 ? .pause : .resume
+            if e.kind != expected {
+                return e.kind == .pause ? "it is paused already (since \(ISO8601.string(previous))): resume it first"
+                                        : "it is not paused: there is nothing to resume"
+            }
+            if e.date < previous {
+                return "a \(e.kind.rawValue) at \(ISO8601.string(e.date)) would come before \(i == 0 ? "its start" : "its last event") at \(ISO8601.string(previous))"
+            }
+            if let end, e.date > end {
+                return "a \(e.kind.rawValue) at \(ISO8601.string(e.date)) would come after its end at \(ISO8601.string(end))"
+            }
+            previous = e.date
+        }
+        return nil
+    }
+}
+
+extension HealthStore {
+    /// Stores a workout that has started (`end` nil) or one that is complete (an import).
+    ///
+    /// Two workouts in progress may not share a device, and a workout over every device (no
+    /// devices) excludes any other in progress: a sample must count in one workout. A workout
+    /// whose UUID is stored already is left as it is and `false` returned (importing twice adds
+    /// nothing).
+    /// - Throws: ``StoreError/invalidQuery(_:)`` with a sentence for a conflict or events that
+    ///   do not alternate; ``StoreError`` on database errors.
+    @discardableResult
+    public func saveWorkout(_ w: Workout) throws -> Bool {
+        if let end = w.end, end < w.start {
+            throw StoreError.invalidQuery("a workout cannot end (\(ISO8601.string(end))) before it starts (\(ISO8601.string(w.start)))")
+        }
+        if let p = WorkoutTable.problem(events: w.events, start: w.start, end: w.end) {
+            throw StoreError.invalidQuery("workout \(w.uuid.uuidString): \(p)")
+        }
+        return try write { wr in
+            let db = wr.connection
+            let exists = try db.prepare("SELECT 1 FROM workouts WHERE uuid = ?", cached: false)
+            exists.bind(1, w.uuid)
+            if try exists.step() { return false }
+            if w.end == nil {
+                let open = try db.prepare("\(WorkoutTable.select) WHERE \"end\" IS NULL ORDER BY start", cached: false)
+                while try open.step() {
+                    let other = try WorkoutTable.workout(open)
+                    let shared = w.devices.isEmpty || other.devices.isEmpty || !Set(w.devices).isDisjoint(with: other.devices)
+                    if shared {
+                        let whose = other.devices.isEmpty ? "over every device" : "with \(other.devices.joined(separator: ", "))"
+                        throw StoreError.invalidQuery(
+                            "a \(other.activity.rawValue) workout \(whose) is in progress since \(ISO8601.string(other.start)) (\(other.uuid.uuidString)): stop it first ('healthgate workout stop \(other.uuid.uuidString)'), or give each workout its own --device")
+                    }
+                }
+            }
+            let st = try db.prepare("""
+                INSERT INTO workouts(uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, cached: false)
+            st.bind(1, w.uuid)
+            st.bind(2, w.activity.rawValue)
+            st.bind(3, w.start.timeIntervalSince1970)
+            st.bind(4, w.end?.timeIntervalSince1970)
+            st.bind(5, try WorkoutTable.eventsJSON(w.events))
+            st.bind(6, try WorkoutTable.devicesJSON(w.devices))
+            st.bind(7, w.source.identifier)
+            st.bind(8, w.source.name)
+            st.bind(9, w.source.version)
+            try st.run()
+            return true
+        }
+    }
+
+    /// The workout with this UUID, if stored.
+    public func workout(uuid: UUID) throws -> Workout? {
+        try read { db in
+            let st = try db.prepare("\(WorkoutTable.select) WHERE uuid = ?", cached: false)
+            st.bind(1, uuid)
+            return try st.step() ? WorkoutTable.workout(st) : nil
+        }
+    }
+
+    /// Workouts that overlap `[from, to)`, by start: a workout in progress reaches on without end,
+    /// one that ended where it started counts when `from ≤ start < to`. Nil bounds are open.
+    public func workouts(from: Date? = nil, to: Date? = nil) throws -> [Workout] {
+        try read { db in
+            let st = try db.prepare("""
+                \(WorkoutTable.select) WHERE start < coalesce(?, 1e300)
+                  AND (coalesce("end", 1e300) > coalesce(?, -1e300) OR ("end" = start AND start >= coalesce(?, -1e300)))
+                ORDER BY start, id
+                """, cached: false)
+            st.bind(1, to?.timeIntervalSince1970)
+            st.bind(2, from?.timeIntervalSince1970)
+            st.bind(3, from?.timeIntervalSince1970)
+            var out: [Workout] = []
+            while try st.step() { out.append(try WorkoutTable.workout(st)) }
+            return out
+        }
+    }
+
+    /// Workouts in progress, oldest first; with `device`, only those it counts in (and those
+    /// over every device).
+    public func workoutsInProgress(device: String? = nil) throws -> [Workout] {
+        try read { db in
+            let st = try db.prepare("\(WorkoutTable.select) WHERE \"end\" IS NULL ORDER BY start, id", cached: false)
+            var out: [Workout] = []
+            while try st.step() { out.append(try WorkoutTable.workout(st)) }
+            guard let device else { return out }
+            return out.filter { $0.devices.isEmpty || $0.devices.contains(device) }
+        }
+    }
+
+    /// Adds a pause or resume to the workout in progress `uuid`, or ends it (`end`). Returns the
+    /// workout as stored afterwards.
+    /// - Throws: ``StoreError/notFound(_:)`` when no workout has that UUID;
+    ///   ``StoreError/invalidQuery(_:)`` when it has ended, or the event does not follow
+    ///   (a pause while paused, a time before its last event).
+    @discardableResult
+    public func updateWorkout(uuid: UUID, adding event: WorkoutEvent? = nil, end: Date? = nil) throws -> Workout {
+        try write { wr in
+            let db = wr.connection
+            let find = try db.prepare("\(WorkoutTable.select) WHERE uuid = ?", cached: false)
+            find.bind(1, uuid)
+            guard try find.step() else { throw StoreError.notFound("no workout \(uuid.uuidString) in this store ('healthgate workouts' lists them)") }
+            var w = try WorkoutTable.workout(find)
+            if let e = w.end {
+                throw StoreError.invalidQuery("workout \(uuid.uuidString) ended at \(ISO8601.string(e)); start a new one with 'healthgate workout start'")
+            }
+            if let event { w.events.append(event) }
+            if let end {
+                if end < w.start {
+                    throw StoreError.invalidQuery("workout \(uuid.uuidString) started at \(ISO8601.string(w.start)); it cannot end before that (\(ISO8601.string(end)))")
+                }
+                w.end = end
+            }
+            if let p = WorkoutTable.problem(events: w.events, start: w.start, end: w.end) {
+                throw StoreError.invalidQuery("workout \(uuid.uuidString): \(p)")
+            }
+            let st = try db.prepare("UPDATE workouts SET events = ?, \"end\" = ? WHERE uuid = ?", cached: false)
+            st.bind(1, try WorkoutTable.eventsJSON(w.events))
+            st.bind(2, w.end?.timeIntervalSince1970)
+            st.bind(3, uuid)
+            try st.run()
+            return w
+        }
+    }
+
+    /// Deletes the workout `uuid` and nothing else: its samples stay (as in HealthKit).
+    /// Returns whether it existed.
+    public func deleteWorkout(uuid: UUID) throws -> Bool {
+        try write { wr in
+            let st = try wr.connection.prepare("DELETE FROM workouts WHERE uuid = ?", cached: false)
+            st.bind(1, uuid)
+            try st.run()
+            return wr.connection.changes > 0
+        }
+    }
+}
