@@ -46,6 +46,35 @@ struct LiveFollowsDaemonTests {
         #expect(!after.stderr.contains("owns the straps"))
     }
 
+    @Test("live --workout while the daemon owns the straps: the session is a workout of what the daemon stores, its totals end the output")
+    func workoutWhileFollowing() async throws {
+        let db = TempDB()
+        let config = db.dir.appendingPathComponent("gateway.toml")
+        try "[store]\npath = \"\(db.path)\"\n".write(to: config, atomically: true, encoding: .utf8)
+        let daemon = try Child(["run", "--config", config.path])
+        #expect(await waitFor { FileManager.default.fileExists(atPath: db.path + ".daemon") })
+        #expect(try await CLI.run(["live", "--workout", "running", "--no-store", "--db", db.path]).status == 64)
+        let live = try Child(["live", "--json", "--workout", "running", "--count", "2", "--duration", "120", "--db", db.path])
+        #expect(await live.waitForStderr("owns the straps"))
+        let store = try db.open()
+        // Save until live has shown two (it takes its anchor just after saying it follows).
+        for bpm in 100..<160 {
+            try store.save([try QuantitySample(type: .heartRate, quantity: Quantity(Double(bpm), .countPerMinute),
+                                               start: Date(), end: Date(), source: Source(name: "HealthGate BLE"),
+                                               device: Device(name: "Strap A"))])
+            if await live.waitUntil(seconds: 1, { $0.compactMap(jsonObject).count >= 2 }) { break }
+        }
+        let ended = await live.waitUntil { lines in lines.compactMap(jsonObject).contains { $0["event"] as? String == "workout" } }
+        #expect(ended, "live never printed the workout's totals: \(live.outputLines)")
+        let totals = live.outputLines.compactMap(jsonObject).first { $0["event"] as? String == "workout" }
+        #expect(totals?["activity"] as? String == "running" && totals?["state"] as? String == "ended")
+        let hr = totals?["heartRate"] as? [String: Any]
+        #expect((hr?["samples"] as? Int ?? 0) >= 2, "the readings stored during the session count in it: \(String(describing: totals))")
+        #expect(try store.workoutsInProgress().isEmpty && store.workouts().count == 1)
+        await live.stop()
+        await daemon.stop()
+    }
+
     @Test("live's text line gives RR in milliseconds with the unit; --json keeps the ticks")
     func rrHasAUnit() async throws {
         // Issue #17 item 21: following the daemon, the text line printed raw ticks ("RR 512 1024").

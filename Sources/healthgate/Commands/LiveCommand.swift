@@ -36,8 +36,13 @@ struct LiveCommand: ParsableCommand {
             (receipt, Unix seconds), address, bpm, sensorContact, energyExpendedKJ, rr (ticks), \
             truncated, hex and connection.
 
+            With --workout ACTIVITY the session is a workout (docs/workouts.md): it starts when the straps are \
+            chosen, counts only their samples, ends with the session, and its totals (duration, energy, heart \
+            rate, zones) follow the summary (with --json, as an event "workout").
+
             Example:
               healthgate live
+              healthgate live chest --workout running
               healthgate live chest --json --duration 60
               healthgate live C4:7C:8D:6A:1F:02 --no-store
             """)
@@ -52,30 +57,40 @@ struct LiveCommand: ParsableCommand {
     @Flag(help: "Print one JSON object per event instead of text.")
     var json = false
 
+    @Option(help: ArgumentHelp("Record the session as a workout of this HealthKit activity type (running, cycling, …).", valueName: "activity"))
+    var workout: String?
+
     @OptionGroup var limits: SessionLimits
     @OptionGroup var connect: ConnectOptions
     @OptionGroup var store: StoreLocation
 
     func run() throws {
+        if workout != nil, noStore {
+            throw CLIFailure("--workout counts the samples it stores, and --no-store stores none: leave one out.", code: .usage)
+        }
         if let owner = DaemonLock.owner(ofDatabase: store.path) {
+            let marked = try workout.map { try WorkoutCommand.begin(try store.open(), activity: $0, devices: straps) }
+            defer { if let marked { WorkoutCommand.finishReporting(store.path, marked, json: json) } }
             try followDaemon(pid: owner.pid, straps: owner.straps)
             return
         }
         let adapter = try connect.adapterOption.resolve()
         let db = try store.open()
         let targets = try StrapTarget.resolve(all: straps, store: db, addressType: connect.addressType)
+        let marked = try workout.map { try WorkoutCommand.begin(db, activity: $0, devices: targets.map(\.localIdentifier)) }
+        defer { if let marked { WorkoutCommand.finishReporting(store.path, marked, json: json) } }
 
         let (json, chosen) = (self.json, targets)
         if !json {
             Output.note("Connecting to \(targets.map(\.description).joined(separator: ", ")); Ctrl-C to stop.")
         }
-        let session = try StrapSession(
+        let strapSession = try StrapSession(
             straps: targets.map { .kernel($0, adapter: adapter, timeout: connect.attemptTimeout) },
             store: noStore ? nil : db, maxNotifications: limits.count, logger: Logger.standardError(level: .error)
         ) { event in
             if json { Output.json(event.jsonObject(straps: chosen)) } else { Output.say(event.text(straps: chosen)) }
         }
-        let summary = try session.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
+        let summary = try strapSession.run(duration: limits.duration.map { .milliseconds(Int($0 * 1000)) })
         if json {
             Output.json(summary.jsonObject(straps: targets))
         } else {

@@ -45,6 +45,36 @@ struct WorkoutCommand: ParsableCommand {
         return w
     }
 
+    /// Starts a workout of `activity` over `devices` now (`live --workout`).
+    static func begin(_ db: HealthStore, activity: String, devices: [String], at: Date = Date()) throws -> Workout {
+        guard let type = WorkoutActivityType(name: activity) else {
+            throw CLIFailure("--activity '\(activity)' is not one of HealthKit's activity types: use running, cycling, walking, … or other (docs/workouts.md).", code: .usage)
+        }
+        let w = Workout(uuid: UUID(), activity: type, start: at, devices: devices, source: source)
+        try db.saveWorkout(w)
+        return w
+    }
+
+    /// Ends `w` now and prints its totals (`live --workout`): text, or a JSON line with
+    /// `"event": "workout"`.
+    static func finish(_ db: HealthStore, _ w: Workout, json: Bool) throws {
+        let s = try WorkoutSummary(try db.updateWorkout(uuid: w.uuid, end: Date()), store: db, characteristics: try db.characteristics())
+        if json {
+            var o = s.json()
+            o["event"] = "workout"
+            return try JSONOutput.emit(o)
+        }
+        for line in s.lines(timeZone: .current) { print(line) }
+    }
+
+    /// ``finish(_:_:json:)`` at the end of a session, whatever ended it: a failure to end the
+    /// workout is a note saying how to end it by hand.
+    static func finishReporting(_ path: String, _ w: Workout, json: Bool) {
+        do { try finish(try HealthStore(path: path), w, json: json) } catch {
+            Console.note("the workout \(w.uuid.uuidString) could not be ended (\(error)): end it with 'healthgate workout stop \(w.uuid.uuidString)'")
+        }
+    }
+
     static func date(_ text: String?) throws -> Date {
         try text.map { try InputValues.date($0, option: "--at", timeZone: nil) } ?? Date()
     }
@@ -60,14 +90,9 @@ struct WorkoutCommand: ParsableCommand {
         @Flag(help: "Print the workout as JSON.") var json = false
 
         func run() throws {
-            guard let type = WorkoutActivityType(name: activity) else {
-                throw CLIFailure("--activity '\(activity)' is not one of HealthKit's activity types: use running, cycling, walking, … or other (docs/workouts.md).", code: .usage)
-            }
-            let db = try store.open()
-            let w = Workout(uuid: UUID(), activity: type, start: try WorkoutCommand.date(at), devices: device, source: WorkoutCommand.source)
-            try db.saveWorkout(w)
+            let w = try WorkoutCommand.begin(try store.open(), activity: activity, devices: device, at: try WorkoutCommand.date(at))
             if json { return try JSONOutput.emit(w.json()) }
-            print("started \(type.rawValue) workout \(w.uuid.uuidString) at \(Table.time(w.start, in: .current))\(device.isEmpty ? "" : " (\(device.joined(separator: ", ")))")")
+            print("started \(w.activity.rawValue) workout \(w.uuid.uuidString) at \(Table.time(w.start, in: .current))\(device.isEmpty ? "" : " (\(device.joined(separator: ", ")))")")
         }
     }
 
