@@ -91,7 +91,7 @@ let package = Package(
         .target(name: "LivePage"),
         // The HTTP API `serve` answers (issue 13, docs/http-api.md): routes, authorization, metrics.
         .target(name: "HTTPAPI",
-                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits", "Ingest", "LivePage",
+                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits", "Ingest", "LivePage", "WorkoutSummary",
                                .product(name: "Hummingbird", package: "hummingbird"),
                                .product(name: "HummingbirdTLS", package: "hummingbird"),
                                .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -29,19 +29,27 @@ package struct TokenScopes: Sendable, Hashable {
     /// Whether `/metrics` answers this token.
     package var mayReadMetrics: Bool { admin || metrics }
 
+    /// The scope name of workouts (HealthKit's `HKWorkoutType`): `--read workout` lets a token
+    /// see workouts; their totals of a type also need that type (docs/http-api.md).
+    package static let workoutType = "workout"
+
+    /// Whether workouts are visible to this token.
+    package var mayReadWorkouts: Bool { read.map { $0.contains(Self.workoutType) } ?? true }
+
     /// The types of `registry` this token may read, in the registry's order.
     package func readable(in registry: QuantityTypeRegistry) -> [QuantityType] { registry.all.filter(mayRead) }
 
     /// Parses a `--read`/`--write` list: comma-separated type identifiers (checked against
-    /// `registry`, any case), `all` or `*` for every type, empty for none.
+    /// `registry`, any case, and `workout`), `all` or `*` for every type, empty for none.
     /// - Throws: ``TokenError/unknownType(_:option:known:)`` naming the first bad name.
     package static func parseTypes(_ text: String, option: String, registry: QuantityTypeRegistry = .standard) throws -> Set<String>? {
         let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if names.contains(where: { $0 == "*" || $0.lowercased() == "all" }) { return nil }
         var out = Set<String>()
         for n in names {
+            if n.lowercased() == workoutType { out.insert(workoutType); continue }
             guard let t = registry.all.first(where: { $0.identifier.lowercased() == n.lowercased() }) else {
-                throw TokenError.unknownType(n, option: option, known: registry.all.map(\.identifier))
+                throw TokenError.unknownType(n, option: option, known: registry.all.map(\.identifier) + [workoutType])
             }
             out.insert(t.identifier)
         }

@@ -23,6 +23,10 @@ struct OpenAPITests {
         let db = TempStore()
         let hr = try heartRate(70, at: 0)
         try db.open().save([hr, try steps(100, at: 0)])
+        let workout = Workout(activity: .cycling, start: at(-30), end: at(90), events: [WorkoutEvent(.pause, at: at(30)), WorkoutEvent(.resume, at: at(40))],
+                              source: Source(name: "HealthGate", identifier: "org.healthgate.workout"))
+        try db.open().saveWorkout(workout)
+        try db.open().saveWorkout(Workout(activity: .walking, start: at(100), source: Source(name: "HealthGate", identifier: "org.healthgate.workout")))
         let server = try await ServeProcess.start(db: db.path, ["--max-body-bytes", "2048"])
         let all = try await makeToken(db.path, ["--name", "all", "--read", "all", "--write", "stepCount", "--admin"])
         let anchor = try #require(try await server.get("/v1/changes", token: all).object?["anchor"] as? String)
@@ -51,6 +55,11 @@ struct OpenAPITests {
             ("GET", "/v1/live", "/v1/live?anchor=nonsense", nil, all),
             ("GET", "/v1/live", "/v1/live?anchor=v1:0000000000000000:1:1", nil, all),
             ("GET", "/v1/live", "/v1/live", nil, nil),
+            ("GET", "/v1/workouts", "/v1/workouts", nil, all),
+            ("GET", "/v1/workouts", "/v1/workouts?from=yesterday", nil, all),
+            ("GET", "/v1/workouts/{uuid}", "/v1/workouts/\(workout.uuid.uuidString)", nil, all),
+            ("GET", "/v1/workouts/{uuid}", "/v1/workouts/\(UUID().uuidString)", nil, all),
+            ("GET", "/v1/workouts/{uuid}", "/v1/workouts/nonsense", nil, all),
             ("GET", "/v1/tokens", "/v1/tokens", nil, all),
             ("POST", "/v1/tokens", "/v1/tokens", Data(#"{"name":"coach","read":["heartRate"],"expires":"30d"}"#.utf8), all),
             ("POST", "/v1/tokens", "/v1/tokens", Data(#"{"name":"coach"}"#.utf8), all),
