@@ -23,6 +23,8 @@ package struct HRVReport: Sendable {
 
     /// Per device, by name.
     package var devices: [DeviceHRV]
+    /// The windows' length, seconds.
+    package var window: Double
 
     /// The longest range one report reads: its beats are held in memory, 8 bytes each (a day of a
     /// strap's beats is about 100,000: 31 days about 25 MB), and corrected in one pass per run.
@@ -37,6 +39,7 @@ package struct HRVReport: Sendable {
         guard (0...100).contains(maxArtefacts) else {
             throw InputValueError("--max-artefacts \(maxArtefacts) is not a percentage: use 0 to 100.")
         }
+        self.window = window
         let end = to ?? Date(), start = from ?? end.addingTimeInterval(-86_400)
         try InputValues.checkRange(from: start, to: end)
         guard end.timeIntervalSince(start) <= Self.maxRangeDays * 86_400 else {
@@ -62,14 +65,14 @@ package struct HRVReport: Sendable {
         }
     }
 
-    /// The source of the samples ``samples(computedAt:window:)`` makes.
+    /// The source of the samples ``samples(computedAt:)`` makes.
     package static let source = Source(name: "HealthGate HRV", identifier: "org.healthgate.hrv")
 
     /// The windows that have a value, as samples to store: SDNN and RMSSD spanning the window,
     /// from the device, with the intervals and the beats corrected in metadata
     /// (`hrvIntervals`, `hrvCorrected`) and a sync identifier per device, type, window start and
     /// length, versioned by `computedAt`: computing a window again replaces its samples.
-    package func samples(computedAt: Date, window: Double) throws -> [QuantitySample] {
+    package func samples(computedAt: Date) throws -> [QuantitySample] {
         try devices.flatMap { d in
             try d.windows.compactMap { w in w.measures.map { (w, $0) } }.flatMap { w, m in
                 try [(QuantityType.heartRateVariabilitySDNN, m.sdnn), (.heartRateVariabilityRMSSD, m.rmssd)].map { type, value in
@@ -99,10 +102,19 @@ package struct HRVReport: Sendable {
         return o
     }
 
-    /// The report as JSON: `[{"device", "windows": […], "overall": {…}}]`.
+    /// The report as JSON: `[{"device", "window" (seconds), "windows": […], "overall": {…}}]`.
     package var json: [[String: Any]] {
         devices.map { d in
-            ["device": d.device, "windows": d.windows.map(Self.object), "overall": d.overall.map(Self.object) ?? NSNull()]
+            ["device": d.device, "window": window, "windows": d.windows.map(Self.object), "overall": d.overall.map(Self.object) ?? NSNull()]
         }
+    }
+}
+
+extension HRVReport {
+    /// `60 s`, `5 min`, `1 h` for a window length, for headings.
+    package static func lengthText(_ seconds: Double) -> String {
+        if seconds >= 3600, seconds.truncatingRemainder(dividingBy: 3600) == 0 { return "\(Int(seconds / 3600)) h" }
+        if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60)) min" }
+        return String(format: "%g s", seconds)
     }
 }

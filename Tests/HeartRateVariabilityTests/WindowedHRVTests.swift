@@ -96,10 +96,17 @@ struct WindowedHRVTests {
         let db = dir.appendingPathComponent("h.sqlite").path
         try HealthStore(path: db).save(try Self.samples(seconds: 600))
         let range = ["--from", "2026-11-05T08:00:00Z", "--to", "2026-11-05T08:10:00Z"]
-        let j = try HealthGateExecutable.run(["hrv", "--db", db, "--json"] + range)
+        // By default, 60 s and 5 min windows: one entry per device and length, shortest first.
+        let both = try HealthGateExecutable.run(["hrv", "--db", db, "--json"] + range)
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(both.stdout.utf8)) as? [[String: Any]], "\(both.stderr)")
+        #expect(entries.map { $0["window"] as? Double } == [60, 300] && entries.allSatisfy { $0["device"] as? String == "Strap A" })
+        #expect((entries.first?["windows"] as? [Any])?.count == 10)
+        let j = try HealthGateExecutable.run(["hrv", "--db", db, "--json", "--window", "5m"] + range)
         #expect(j.status == 0, "\(j.stderr)")
         let devices = try #require(try JSONSerialization.jsonObject(with: Data(j.stdout.utf8)) as? [[String: Any]])
         #expect(devices.count == 1 && devices.first?["device"] as? String == "Strap A")
+        #expect((devices.first?["overall"] as? [String: Any])?["sdnn"] as? Double == (entries.first?["overall"] as? [String: Any])?["sdnn"] as? Double,
+                "the whole range does not depend on the window length")
         let windows = try #require(devices.first?["windows"] as? [[String: Any]])
         #expect(windows.map { $0["start"] as? String } == ["2026-11-05T08:00:00Z", "2026-11-05T08:05:00Z"])
         // Every beat before 08:10 counts, also those of a notification received after it.
@@ -108,15 +115,15 @@ struct WindowedHRVTests {
         #expect(windows.first?["rmssd"] as? Double == 100.0 * 1000 / 1024)
         #expect((devices.first?["overall"] as? [String: Any])?["sdnn"] != nil)
         let table = try HealthGateExecutable.run(["hrv", "--db", db, "--window", "1m"] + range)
-        #expect(table.status == 0 && table.stdout.contains("Strap A:") && table.stdout.contains("whole range"), "\(table.stdout)")
+        #expect(table.status == 0 && table.stdout.contains("Strap A, 1 min windows:") && table.stdout.contains("whole range"), "\(table.stdout)")
         #expect(table.stdout.split(separator: "\n").count == 1 + 1 + 10 + 1, "\(table.stdout)")
-        for (bad, says) in [(["--max-artefacts", "150"], "not a percentage"), (["--window", "5 minutes"], "not a duration"),
+        for (bad, says) in [(["--max-artefacts", "150"], "not a percentage"), (["--window", "5 minutes"], "not a duration"), (["--window", "5m,"], "not a duration"),
                             (["--from", "2026-11-05T09:00:00Z", "--to", "2026-11-05T08:00:00Z"], "must be after"),
                             (["--from", "2026-10-01T00:00:00Z", "--to", "2026-11-01T00:00:01Z"], "the range is 32 days: hrv reads at most 31")] {
             let r = try HealthGateExecutable.run(["hrv", "--db", db] + bad)
             #expect(r.status == 64 && r.stderr.contains(says), "\(bad): \(r.status) \(r.stderr)")
         }
-        let month = try HealthGateExecutable.run(["hrv", "--db", db, "--from", "2026-10-06T08:00:00Z", "--to", "2026-11-06T08:00:00Z", "--json"])
+        let month = try HealthGateExecutable.run(["hrv", "--db", db, "--from", "2026-10-06T08:00:00Z", "--to", "2026-11-06T08:00:00Z", "--json", "--window", "5m"])
         #expect(month.status == 0, "exactly 31 days is allowed: \(month.stderr)")
         // Read in 6-hour slices: the same windows, nothing counted twice or lost at a slice's edge.
         let monthDevices = try #require(try JSONSerialization.jsonObject(with: Data(month.stdout.utf8)) as? [[String: Any]])
@@ -124,9 +131,9 @@ struct WindowedHRVTests {
         #expect(monthWindows.prefix(2).map { $0["intervals"] as? Int } == windows.map { $0["intervals"] as? Int })
         #expect(monthWindows.prefix(2).map { $0["rmssd"] as? Double } == windows.map { $0["rmssd"] as? Double })
         // --save: each window with a value as one SDNN and one RMSSD sample; again: replaced, not added.
-        let saved = try HealthGateExecutable.run(["hrv", "--db", db, "--save"] + range)
+        let saved = try HealthGateExecutable.run(["hrv", "--db", db, "--save", "--window", "5m"] + range)
         #expect(saved.status == 0 && saved.stderr.contains("stored 2 window(s) as SDNN and RMSSD samples (4 new, 0 replaced)"), "\(saved.stderr)")
-        let again = try HealthGateExecutable.run(["hrv", "--db", db, "--save"] + range)
+        let again = try HealthGateExecutable.run(["hrv", "--db", db, "--save", "--window", "5m"] + range)
         #expect(again.stderr.contains("(0 new, 4 replaced)"), "\(again.stderr)")
         let store = try HealthStore(path: db)
         let rmssd = try store.samples(SampleQuery(type: .heartRateVariabilityRMSSD))
