@@ -101,30 +101,28 @@ struct WorkoutCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The workout (default: the one in progress).", valueName: "uuid")) var uuid: String?
         @Option(help: ArgumentHelp("The workout in progress that counts this device.", valueName: "name")) var device: String?
         @Option(help: ArgumentHelp("When (ISO 8601; default now).", valueName: "date")) var at: String?
+
+        /// Adds a pause or resume to the workout meant, and says so.
+        func add(_ kind: WorkoutEvent.Kind, to store: StoreLocation) throws {
+            let db = try store.open()
+            let w = try WorkoutCommand.inProgress(db, uuid: uuid, device: device)
+            try db.updateWorkout(uuid: w.uuid, adding: WorkoutEvent(kind, at: try WorkoutCommand.date(at)))
+            print("\(kind == .pause ? "paused" : "resumed") workout \(w.uuid.uuidString)")
+        }
     }
 
     struct Pause: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Pause the workout in progress: what follows counts only after 'resume'.")
         @OptionGroup var store: StoreLocation
         @OptionGroup var target: Target
-        func run() throws {
-            let db = try store.open()
-            let w = try WorkoutCommand.inProgress(db, uuid: target.uuid, device: target.device)
-            try db.updateWorkout(uuid: w.uuid, adding: WorkoutEvent(.pause, at: try WorkoutCommand.date(target.at)))
-            print("paused workout \(w.uuid.uuidString)")
-        }
+        func run() throws { try target.add(.pause, to: store) }
     }
 
     struct Resume: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Resume a paused workout.")
         @OptionGroup var store: StoreLocation
         @OptionGroup var target: Target
-        func run() throws {
-            let db = try store.open()
-            let w = try WorkoutCommand.inProgress(db, uuid: target.uuid, device: target.device)
-            try db.updateWorkout(uuid: w.uuid, adding: WorkoutEvent(.resume, at: try WorkoutCommand.date(target.at)))
-            print("resumed workout \(w.uuid.uuidString)")
-        }
+        func run() throws { try target.add(.resume, to: store) }
     }
 
     struct Stop: ParsableCommand {
