@@ -411,11 +411,7 @@ extension HealthStore {
     private func inSnapshot<T>(
         _ body: (Connection, ChangeFeedMeta, _ head: (sample: Int64, tombstone: Int64)) throws -> T
     ) throws -> T {
-        try read { db in
-            try db.execute("BEGIN")
-            defer { if (try? db.execute("COMMIT")) == nil { try? db.execute("ROLLBACK") } }
-            return try body(db, try changeFeedMeta(db), try sequenceHeads(db))
-        }
+        try readSnapshot { db in try body(db, try changeFeedMeta(db), try sequenceHeads(db)) }
     }
 
     private struct ChangeFeedMeta {

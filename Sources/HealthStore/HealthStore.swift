@@ -214,6 +214,16 @@ public final class HealthStore: @unchecked Sendable {
         return try body(db)
     }
 
+    /// ``read(_:)`` inside one read transaction: every statement of `body` sees the same
+    /// snapshot, even while other processes commit.
+    func readSnapshot<T>(_ body: (Connection) throws -> T) throws -> T {
+        try read { db in
+            try db.execute("BEGIN")
+            defer { if (try? db.execute("COMMIT")) == nil { try? db.execute("ROLLBACK") } }
+            return try body(db)
+        }
+    }
+
     // MARK: Saving
 
     /// Saves `samples` in one transaction, applying sync-identifier rules, and writes `state`

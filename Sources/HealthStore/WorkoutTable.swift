@@ -5,7 +5,7 @@ import HealthModel
 /// A row is what the user marked — activity, start, end, pauses, devices — never totals: those
 /// are computed from the samples (module `WorkoutSummary`), so deleting a workout keeps them.
 enum WorkoutTable {
-    /// Migration 10: workouts. Adds a table, moves nothing.
+    /// Migration 10: workouts and their change positions. Adds tables, moves nothing.
     static let migration = """
         CREATE TABLE workouts(
             id INTEGER PRIMARY KEY,
@@ -17,14 +17,33 @@ enum WorkoutTable {
             devices TEXT NOT NULL,          -- JSON [name, …] in priority order; [] = every device
             source_identifier TEXT NOT NULL,
             source_name TEXT NOT NULL,
-            source_version TEXT
+            source_version TEXT,
+            position INTEGER NOT NULL       -- its last change's position (workoutChanges)
         );
         CREATE INDEX workouts_start ON workouts(start);
+        CREATE INDEX workouts_position ON workouts(position);
+        -- One sequence for every change of a workout (insert, update, delete): AUTOINCREMENT never
+        -- reuses a number, so the table keeps only the latest row.
+        CREATE TABLE workout_positions(position INTEGER PRIMARY KEY AUTOINCREMENT);
+        CREATE TABLE workout_tombstones(
+            position INTEGER PRIMARY KEY,
+            uuid BLOB NOT NULL,
+            deleted_at REAL NOT NULL
+        );
         """
 
-    static let select = """
-        SELECT uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version FROM workouts
-        """
+    /// The next change position (write transaction held).
+    static func nextPosition(_ db: Connection) throws -> Int64 {
+        try db.prepare("INSERT INTO workout_positions DEFAULT VALUES", cached: false).run()
+        let p = db.lastInsertRowID
+        let prune = try db.prepare("DELETE FROM workout_positions WHERE position < ?", cached: false)
+        prune.bind(1, p)
+        try prune.run()
+        return p
+    }
+
+    static let columns = #"uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version"#
+    static let select = "SELECT \(columns) FROM workouts"
 
     static func workout(_ st: Statement) throws -> Workout {
         guard let uuid = st.uuid(0), let activity = WorkoutActivityType(name: st.string(1) ?? "") else {
@@ -77,6 +96,18 @@ enum WorkoutTable {
     }
 }
 
+/// One page of ``HealthStore/workoutChanges(after:limit:)``.
+public struct WorkoutChanges: Sendable {
+    /// Workouts added or changed, each as it is now, in change order.
+    public var workouts: [Workout]
+    /// Workouts deleted.
+    public var deleted: [UUID]
+    /// The position that covers this page: ask again after it.
+    public var position: Int64
+    /// True when the limit cut the page short.
+    public var hasMore: Bool
+}
+
 extension HealthStore {
     /// Stores a workout that has started (`end` nil) or one that is complete (an import).
     ///
@@ -111,9 +142,10 @@ extension HealthStore {
                     }
                 }
             }
+            let position = try WorkoutTable.nextPosition(db)
             let st = try db.prepare("""
-                INSERT INTO workouts(uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO workouts(uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version, position)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, cached: false)
             st.bind(1, w.uuid)
             st.bind(2, w.activity.rawValue)
@@ -124,6 +156,7 @@ extension HealthStore {
             st.bind(7, w.source.identifier)
             st.bind(8, w.source.name)
             st.bind(9, w.source.version)
+            st.bind(10, position)
             try st.run()
             return true
         }
@@ -194,23 +227,72 @@ extension HealthStore {
             if let p = WorkoutTable.problem(events: w.events, start: w.start, end: w.end) {
                 throw StoreError.invalidQuery("workout \(uuid.uuidString): \(p)")
             }
-            let st = try db.prepare("UPDATE workouts SET events = ?, \"end\" = ? WHERE uuid = ?", cached: false)
+            let st = try db.prepare("UPDATE workouts SET events = ?, \"end\" = ?, position = ? WHERE uuid = ?", cached: false)
             st.bind(1, try WorkoutTable.eventsJSON(w.events))
             st.bind(2, w.end?.timeIntervalSince1970)
-            st.bind(3, uuid)
+            st.bind(3, try WorkoutTable.nextPosition(db))
+            st.bind(4, uuid)
             try st.run()
             return w
         }
     }
 
-    /// Deletes the workout `uuid` and nothing else: its samples stay (as in HealthKit).
-    /// Returns whether it existed.
+    /// Deletes the workout `uuid` and nothing else: its samples stay (as in HealthKit). A
+    /// tombstone tells ``workoutChanges(after:limit:)`` readers. Returns whether it existed.
     public func deleteWorkout(uuid: UUID) throws -> Bool {
         try write { wr in
-            let st = try wr.connection.prepare("DELETE FROM workouts WHERE uuid = ?", cached: false)
+            let db = wr.connection
+            let st = try db.prepare("DELETE FROM workouts WHERE uuid = ?", cached: false)
             st.bind(1, uuid)
             try st.run()
-            return wr.connection.changes > 0
+            guard db.changes > 0 else { return false }
+            let tomb = try db.prepare("INSERT INTO workout_tombstones(position, uuid, deleted_at) VALUES (?, ?, ?)", cached: false)
+            tomb.bind(1, try WorkoutTable.nextPosition(db))
+            tomb.bind(2, uuid)
+            tomb.bind(3, Date().timeIntervalSince1970)
+            try tomb.run()
+            return true
+        }
+    }
+
+    /// What changed in the workouts after `position` (0: from the beginning), in change order:
+    /// each workout once, as it is now, and the UUIDs of those deleted (HealthKit's anchored
+    /// query for the workout type). `limit` bounds the items; ``WorkoutChanges/position``
+    /// covers exactly what is returned, so asking again from it continues without a gap.
+    public func workoutChanges(after position: Int64, limit: Int? = nil) throws -> WorkoutChanges {
+        if let limit, limit < 1 { throw ChangeFeedError.invalidLimit(limit) }
+        return try readSnapshot { db in
+            let lim = limit.map { " LIMIT \($0 + 1)" } ?? ""
+            var items: [(Int64, Workout?, UUID?)] = []
+            let st = try db.prepare("SELECT \(WorkoutTable.columns), position FROM workouts WHERE position > ? ORDER BY position\(lim)", cached: false)
+            st.bind(1, position)
+            while try st.step() { items.append((st.int64(9), try WorkoutTable.workout(st), nil)) }
+            let del = try db.prepare("SELECT position, uuid FROM workout_tombstones WHERE position > ? ORDER BY position\(lim)", cached: false)
+            del.bind(1, position)
+            while try del.step() {
+                guard let u = del.uuid(1) else { throw StoreError.corruptRow("a workout tombstone's uuid is not 16 bytes") }
+                items.append((del.int64(0), nil, u))
+            }
+            items.sort { $0.0 < $1.0 }
+            var out = WorkoutChanges(workouts: [], deleted: [], position: position, hasMore: false)
+            if let limit, items.count > limit {
+                items = Array(items.prefix(limit))
+                out.hasMore = true
+            }
+            if out.hasMore {
+                out.position = items.last?.0 ?? position
+            } else {
+                // Everything up to the sequence's head, read in the same snapshot: a position
+                // a later change takes is above it.
+                let head = try db.prepare("SELECT coalesce(max(position), 0) FROM workout_positions", cached: false)
+                _ = try head.step()
+                out.position = max(position, head.int64(0))
+            }
+            for (_, w, u) in items {
+                if let w { out.workouts.append(w) }
+                if let u { out.deleted.append(u) }
+            }
+            return out
         }
     }
 }
