@@ -255,6 +255,16 @@ extension HealthStore {
         }
     }
 
+    /// The position of the latest workout change (0 when none): a reader's position above it
+    /// comes from another store or an older copy of this one.
+    public func workoutPosition() throws -> Int64 {
+        try read { db in
+            let head = try db.prepare("SELECT coalesce(max(position), 0) FROM workout_positions", cached: false)
+            _ = try head.step()
+            return head.int64(0)
+        }
+    }
+
     /// What changed in the workouts after `position` (0: from the beginning), in change order:
     /// each workout once, as it is now, and the UUIDs of those deleted (HealthKit's anchored
     /// query for the workout type). `limit` bounds the items; ``WorkoutChanges/position``

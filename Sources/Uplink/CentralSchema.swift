@@ -92,6 +92,24 @@ package enum CentralSchema {
              WHERE type = 'stepCount'
              GROUP BY gateway, (start_time AT TIME ZONE 'UTC')::date;
         """,
+        // 2: workouts (issue 15, docs/workouts.md) as the user marked them, mirrored by their own
+        // anchor (the gateway's workout change position); totals are sums of the quantities.
+        """
+        CREATE TABLE healthgate.workouts(
+            gateway text NOT NULL REFERENCES healthgate.gateways(name),
+            uuid uuid NOT NULL,
+            activity text NOT NULL,              -- HKWorkoutActivityType's Swift name
+            start_s double precision NOT NULL,
+            end_s double precision,              -- NULL while in progress
+            start_time timestamptz GENERATED ALWAYS AS (to_timestamp(start_s)) STORED,
+            end_time timestamptz GENERATED ALWAYS AS (to_timestamp(end_s)) STORED,
+            events jsonb NOT NULL,               -- [{"kind": "pause"|"resume", "at": Unix seconds}]
+            devices jsonb NOT NULL,              -- names in priority order, [] for every device
+            source text NOT NULL,
+            PRIMARY KEY (gateway, uuid));
+        CREATE INDEX workouts_start ON healthgate.workouts(start_time);
+        ALTER TABLE healthgate.gateways ADD COLUMN workout_anchor text
+        """,
     ]
 
     /// The schema version this build writes.

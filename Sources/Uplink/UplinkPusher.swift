@@ -28,6 +28,9 @@ package struct UplinkPusher: Sendable {
         package var quantities = 0
         /// Tombstones applied as deletes.
         package var deletions = 0
+        /// Workouts sent (new or changed) and deleted.
+        package var workouts = 0
+        package var workoutDeletions = 0
         /// True when the push started over from scratch (first push, or the server's anchor was
         /// missing or could not be answered without a gap).
         package var fullSync = false
@@ -37,7 +40,7 @@ package struct UplinkPusher: Sendable {
         /// `uplink push --json`: what was sent to `server` as `gateway`, and the anchor.
         package func jsonObject(gateway: String, server: String) -> [String: Any] {
             ["gateway": gateway, "server": server, "batches": batches, "samples": samples, "quantities": quantities,
-             "deletions": deletions, "fullSync": fullSync, "anchor": anchor]
+             "deletions": deletions, "workouts": workouts, "workoutDeletions": workoutDeletions, "fullSync": fullSync, "anchor": anchor]
         }
     }
 
@@ -130,7 +133,8 @@ package struct UplinkPusher: Sendable {
         do {
             let store = self.store
             let storeID = try await onOwnThread { try store.currentAnchor().storeID }
-            let report = try await send(on: connection, storeID: storeID, progress: progress)
+            var report = try await send(on: connection, storeID: storeID, progress: progress)
+            try await sendWorkouts(on: connection, storeID: storeID, into: &report)
             try? await recordOutcome(error: nil, caughtUp: true)
             return report
         } catch {
@@ -221,6 +225,74 @@ package struct UplinkPusher: Sendable {
                                   remaining: max(0, now.sampleID - page.anchor.sampleID) + max(0, now.tombstone - page.anchor.tombstone)))
             }
             if !page.hasMore { return report }
+        }
+    }
+
+    /// Mirrors the workouts: their changes since the position the server holds for this gateway
+    /// (`workout_anchor`, `<store id>:<position>`), a page per server transaction that upserts the
+    /// changed workouts, deletes the deleted and moves the anchor together, as sample batches do.
+    /// An anchor of another store, or ahead of this one (a restored file), sends them all again.
+    private func sendWorkouts(on c: PostgresConnection, storeID: String, into report: inout Report) async throws {
+        let (store, gateway, logger, batchSize) = (self.store, self.gateway, self.logger, self.batchSize)
+        while true {
+            let held = try await bounded(c) { () async throws -> String? in
+                var found: String?
+                for try await a in try await c.query("SELECT workout_anchor FROM healthgate.gateways WHERE name = \(gateway)",
+                                                     logger: logger).decode(String?.self) { found = a }
+                return found
+            }
+            let head = try await onOwnThread { try store.workoutPosition() }
+            let resume: Int64? = held.flatMap { text in
+                let parts = text.split(separator: ":")
+                guard parts.count == 2, parts[0] == storeID, let p = Int64(parts[1]), p <= head else { return nil }
+                return p
+            }
+            let (after, full) = (resume ?? 0, resume == nil)
+            let page = try await onOwnThread { try store.workoutChanges(after: after, limit: batchSize) }
+            let anchor = "\(storeID):\(page.position)"
+            if !full, page.workouts.isEmpty, page.deleted.isEmpty, anchor == held { return }
+            let committed = try await bounded(c) { () async throws -> Bool in
+                try await c.query("BEGIN", logger: logger)
+                do {
+                    var current: String?? = .none
+                    for try await a in try await c.query("SELECT workout_anchor FROM healthgate.gateways WHERE name = \(gateway) FOR UPDATE",
+                                                         logger: logger).decode(String?.self) { current = .some(a) }
+                    guard case .some(let now) = current, now == held else {
+                        try await c.query("ROLLBACK", logger: logger)
+                        return false
+                    }
+                    if full { try await c.query("DELETE FROM healthgate.workouts WHERE gateway = \(gateway)", logger: logger) }
+                    if !page.deleted.isEmpty {
+                        try await c.query("DELETE FROM healthgate.workouts WHERE gateway = \(gateway) AND uuid = ANY(\(page.deleted))", logger: logger)
+                    }
+                    for w in page.workouts {
+                        let events = String(decoding: try JSONSerialization.data(withJSONObject: w.events.map {
+                            ["kind": $0.kind.rawValue, "at": $0.date.timeIntervalSince1970] as [String: Any]
+                        }), as: UTF8.self)
+                        let devices = String(decoding: try JSONSerialization.data(withJSONObject: w.devices), as: UTF8.self)
+                        try await c.query("""
+                            INSERT INTO healthgate.workouts(gateway, uuid, activity, start_s, end_s, events, devices, source)
+                            VALUES (\(gateway), \(w.uuid), \(w.activity.rawValue), \(w.start.timeIntervalSince1970),
+                                    \(w.end?.timeIntervalSince1970), \(events)::jsonb, \(devices)::jsonb, \(w.source.name))
+                            ON CONFLICT (gateway, uuid) DO UPDATE SET activity = EXCLUDED.activity, start_s = EXCLUDED.start_s,
+                                end_s = EXCLUDED.end_s, events = EXCLUDED.events, devices = EXCLUDED.devices, source = EXCLUDED.source
+                            """, logger: logger)
+                    }
+                    try await c.query("UPDATE healthgate.gateways SET workout_anchor = \(anchor) WHERE name = \(gateway)", logger: logger)
+                    try await c.query("COMMIT", logger: logger)
+                    return true
+                } catch {
+                    _ = try? await c.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+            guard committed else {
+                logger.notice("uplink: another push of gateway \(gateway) moved the server's workout anchor; continuing from it")
+                continue
+            }
+            report.workouts += page.workouts.count
+            report.workoutDeletions += page.deleted.count
+            if !page.hasMore { return }
         }
     }
 

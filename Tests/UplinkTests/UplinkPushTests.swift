@@ -136,6 +136,45 @@ struct UplinkPushTests {
         #expect(local == grown.anchor)
     }
 
+    @Test func workoutsAreMirroredWithTheirPausesEndsAndDeletions() async throws {
+        let (cluster, db) = try await Self.setUp("workouts")
+        let (store, _) = try Self.makeStore()
+        let source = Source(name: "HealthGate", identifier: "org.healthgate.workout")
+        func at(_ s: Double) -> Date { Date(timeIntervalSince1970: Self.t0 + s) }
+        let a = Workout(activity: .running, start: at(0.25), devices: ["Polar H10"], source: source)
+        let b = Workout(activity: .cycling, start: at(100), end: at(200), source: source)
+        try store.saveWorkout(a)
+        try store.saveWorkout(b)
+        let pusher = try Self.pusher(store, cluster, db, batch: 1)
+        let first = try await pusher.push()
+        #expect(first.workouts == 2 && first.workoutDeletions == 0, "batches of one: two pages")
+        func rows() async throws -> [String] {
+            try await offThread {
+                try cluster.psql(db, "SELECT uuid, activity, start_s - \(Int(Self.t0)), coalesce((end_s - \(Int(Self.t0)))::text, '-'), jsonb_array_length(events), devices::text FROM healthgate.workouts WHERE gateway = 'g1' ORDER BY start_s")
+            }
+        }
+        let u = { (w: Workout) in w.uuid.uuidString.lowercased() }
+        #expect(try await rows() == ["\(u(a))|running|0.25|-|0|[\"Polar H10\"]", "\(u(b))|cycling|100|200|0|[]"], "start and end to the fraction")
+        #expect(try await pusher.push().workouts == 0, "nothing changed: nothing sent")
+
+        try store.updateWorkout(uuid: a.uuid, adding: WorkoutEvent(.pause, at: at(10)))
+        try store.updateWorkout(uuid: a.uuid, end: at(50))
+        #expect(try store.deleteWorkout(uuid: b.uuid))
+        let c = Workout(activity: .walking, start: at(300), end: at(400), source: source)
+        try store.saveWorkout(c)
+        let second = try await pusher.push()
+        #expect(second.workouts == 2 && second.workoutDeletions == 1)
+        #expect(try await rows() == ["\(u(a))|running|0.25|50|1|[\"Polar H10\"]", "\(u(c))|walking|300|400|0|[]"])
+
+        // An anchor the store cannot continue (another store's, or ahead of a restored file):
+        // everything again, and nothing left over.
+        _ = try await offThread { try cluster.psql(db, "UPDATE healthgate.gateways SET workout_anchor = 'elsewhere:99'") }
+        _ = try await offThread { try cluster.psql(db, "INSERT INTO healthgate.workouts(gateway, uuid, activity, start_s, events, devices, source) VALUES ('g1', '\(UUID().uuidString)', 'yoga', 1, '[]', '[]', 'x')") }
+        let resync = try await pusher.push()
+        #expect(resync.workouts == 2)
+        #expect(try await rows().count == 2)
+    }
+
     @Test func deletesOnTheGatewayReachTheServer() async throws {
         let (cluster, db) = try await Self.setUp("del")
         let (store, _) = try Self.makeStore()
