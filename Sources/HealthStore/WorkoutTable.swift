@@ -13,7 +13,7 @@ enum WorkoutTable {
             activity TEXT NOT NULL,         -- HKWorkoutActivityType's Swift name
             start REAL NOT NULL,            -- Unix seconds
             "end" REAL,                     -- NULL while in progress
-            events TEXT NOT NULL,           -- JSON [["pause"|"resume", Unix seconds], …], in time order
+            events TEXT NOT NULL,           -- "pause@<Unix seconds> resume@<…> …", in time order ('' for none)
             devices TEXT NOT NULL,          -- JSON [name, …] in priority order; [] = every device
             source_identifier TEXT NOT NULL,
             source_name TEXT NOT NULL,
@@ -50,14 +50,12 @@ enum WorkoutTable {
             throw StoreError.corruptRow("a workout row has no valid UUID or activity type (\(st.string(1) ?? "NULL"))")
         }
         var events: [WorkoutEvent] = []
-        if let list = try? JSONSerialization.jsonObject(with: Data((st.string(4) ?? "[]").utf8)) as? [[Any]] {
-            for pair in list {
-                guard pair.count == 2, let k = (pair[0] as? String).flatMap(WorkoutEvent.Kind.init(rawValue:)),
-                      let t = (pair[1] as? NSNumber)?.doubleValue else {
-                    throw StoreError.corruptRow("workout \(uuid.uuidString) has an event that is not [kind, time]")
-                }
-                events.append(WorkoutEvent(k, at: Date(timeIntervalSince1970: t)))
+        for token in (st.string(4) ?? "").split(separator: " ") {
+            let parts = token.split(separator: "@")
+            guard parts.count == 2, let k = WorkoutEvent.Kind(rawValue: String(parts[0])), let t = Double(parts[1]) else {
+                throw StoreError.corruptRow("workout \(uuid.uuidString) has an event that is not kind@seconds: '\(token)'")
             }
+            events.append(WorkoutEvent(k, at: Date(timeIntervalSince1970: t)))
         }
         let devices = (try? JSONSerialization.jsonObject(with: Data((st.string(5) ?? "[]").utf8)) as? [String]) ?? []
         return Workout(uuid: uuid, activity: activity, start: Date(timeIntervalSince1970: st.double(2)),
@@ -65,9 +63,10 @@ enum WorkoutTable {
                        source: Source(name: st.string(7) ?? "", identifier: st.string(6), version: st.string(8)))
     }
 
-    static func eventsJSON(_ events: [WorkoutEvent]) throws -> String {
-        let list: [[Any]] = events.map { [$0.kind.rawValue, $0.date.timeIntervalSince1970] }
-        return String(decoding: try JSONSerialization.data(withJSONObject: list), as: UTF8.self)
+    /// The events as text: Swift's shortest decimal of each time gives back the very same
+    /// Double (a JSON number through JSONSerialization did not, at a millisecond).
+    static func eventsText(_ events: [WorkoutEvent]) -> String {
+        events.map { "\($0.kind.rawValue)@\($0.date.timeIntervalSince1970)" }.joined(separator: " ")
     }
 
     static func devicesJSON(_ devices: [String]) throws -> String {
@@ -119,47 +118,7 @@ extension HealthStore {
     ///   do not alternate; ``StoreError`` on database errors.
     @discardableResult
     public func saveWorkout(_ w: Workout) throws -> Bool {
-        if let end = w.end, end < w.start {
-            throw StoreError.invalidQuery("a workout cannot end (\(ISO8601.string(end))) before it starts (\(ISO8601.string(w.start)))")
-        }
-        if let p = WorkoutTable.problem(events: w.events, start: w.start, end: w.end) {
-            throw StoreError.invalidQuery("workout \(w.uuid.uuidString): \(p)")
-        }
-        return try write { wr in
-            let db = wr.connection
-            let exists = try db.prepare("SELECT 1 FROM workouts WHERE uuid = ?", cached: false)
-            exists.bind(1, w.uuid)
-            if try exists.step() { return false }
-            if w.end == nil {
-                let open = try db.prepare("\(WorkoutTable.select) WHERE \"end\" IS NULL ORDER BY start", cached: false)
-                while try open.step() {
-                    let other = try WorkoutTable.workout(open)
-                    let shared = w.devices.isEmpty || other.devices.isEmpty || !Set(w.devices).isDisjoint(with: other.devices)
-                    if shared {
-                        let whose = other.devices.isEmpty ? "over every device" : "with \(other.devices.joined(separator: ", "))"
-                        throw StoreError.invalidQuery(
-                            "a \(other.activity.rawValue) workout \(whose) is in progress since \(ISO8601.string(other.start)) (\(other.uuid.uuidString)): stop it first ('healthgate workout stop \(other.uuid.uuidString)'), or give each workout its own --device")
-                    }
-                }
-            }
-            let position = try WorkoutTable.nextPosition(db)
-            let st = try db.prepare("""
-                INSERT INTO workouts(uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version, position)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, cached: false)
-            st.bind(1, w.uuid)
-            st.bind(2, w.activity.rawValue)
-            st.bind(3, w.start.timeIntervalSince1970)
-            st.bind(4, w.end?.timeIntervalSince1970)
-            st.bind(5, try WorkoutTable.eventsJSON(w.events))
-            st.bind(6, try WorkoutTable.devicesJSON(w.devices))
-            st.bind(7, w.source.identifier)
-            st.bind(8, w.source.name)
-            st.bind(9, w.source.version)
-            st.bind(10, position)
-            try st.run()
-            return true
-        }
+        try write { try $0.saveWorkout(w) }
     }
 
     /// The workout with this UUID, if stored.
@@ -228,7 +187,7 @@ extension HealthStore {
                 throw StoreError.invalidQuery("workout \(uuid.uuidString): \(p)")
             }
             let st = try db.prepare("UPDATE workouts SET events = ?, \"end\" = ?, position = ? WHERE uuid = ?", cached: false)
-            st.bind(1, try WorkoutTable.eventsJSON(w.events))
+            st.bind(1, WorkoutTable.eventsText(w.events))
             st.bind(2, w.end?.timeIntervalSince1970)
             st.bind(3, try WorkoutTable.nextPosition(db))
             st.bind(4, uuid)
@@ -304,5 +263,51 @@ extension HealthStore {
             }
             return out
         }
+    }
+}
+
+extension StoreWriter {
+    /// ``HealthStore/saveWorkout(_:)`` inside this write transaction (an import's batch).
+    @discardableResult
+    package func saveWorkout(_ w: Workout) throws -> Bool {
+        if let end = w.end, end < w.start {
+            throw StoreError.invalidQuery("a workout cannot end (\(ISO8601.string(end))) before it starts (\(ISO8601.string(w.start)))")
+        }
+        if let p = WorkoutTable.problem(events: w.events, start: w.start, end: w.end) {
+            throw StoreError.invalidQuery("workout \(w.uuid.uuidString): \(p)")
+        }
+        let db = connection
+        let exists = try db.prepare("SELECT 1 FROM workouts WHERE uuid = ?", cached: false)
+        exists.bind(1, w.uuid)
+        if try exists.step() { return false }
+        if w.end == nil {
+            let open = try db.prepare("\(WorkoutTable.select) WHERE \"end\" IS NULL ORDER BY start", cached: false)
+            while try open.step() {
+                let other = try WorkoutTable.workout(open)
+                let shared = w.devices.isEmpty || other.devices.isEmpty || !Set(w.devices).isDisjoint(with: other.devices)
+                if shared {
+                    let whose = other.devices.isEmpty ? "over every device" : "with \(other.devices.joined(separator: ", "))"
+                    throw StoreError.invalidQuery(
+                        "a \(other.activity.rawValue) workout \(whose) is in progress since \(ISO8601.string(other.start)) (\(other.uuid.uuidString)): stop it first ('healthgate workout stop \(other.uuid.uuidString)'), or give each workout its own --device")
+                }
+            }
+        }
+        let position = try WorkoutTable.nextPosition(db)
+        let st = try db.prepare("""
+            INSERT INTO workouts(uuid, activity, start, "end", events, devices, source_identifier, source_name, source_version, position)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, cached: false)
+        st.bind(1, w.uuid)
+        st.bind(2, w.activity.rawValue)
+        st.bind(3, w.start.timeIntervalSince1970)
+        st.bind(4, w.end?.timeIntervalSince1970)
+        st.bind(5, WorkoutTable.eventsText(w.events))
+        st.bind(6, try WorkoutTable.devicesJSON(w.devices))
+        st.bind(7, w.source.identifier)
+        st.bind(8, w.source.name)
+        st.bind(9, w.source.version)
+        st.bind(10, position)
+        try st.run()
+        return true
     }
 }

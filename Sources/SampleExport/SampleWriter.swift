@@ -84,15 +84,20 @@ extension ExportFormat {
         return nil
     }
 
+    /// Whether this format carries workouts (``WorkoutRecordJSON`` records, after the samples).
+    package var carriesWorkouts: Bool { self == .jsonl }
+
     /// Streams the samples `query` selects in this format to `output` (nil: standard output; a
     /// file is written atomically), reading them an hour of start dates at a time
     /// (``HealthStore/forEachSlice(of:seconds:_:)``: memory follows an hour of data, not the
-    /// range), stamped `now` (default: this millisecond). Returns how many were written and a
-    /// line for each type skipped.
+    /// range), stamped `now` (default: this millisecond); then, with `workouts` and a format
+    /// that ``carriesWorkouts``, the workouts overlapping the query's range. Returns how many
+    /// samples and workouts were written and a line for each type skipped.
     /// - Throws: ``CLIFailure`` when the output cannot be written (a full disk: 74); a store error.
     package func export(_ query: SampleQuery, from store: HealthStore, unit: HealthUnit?, subject: String?, to output: String?,
+                        workouts: Bool = false,
                         now: Date = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded() / 1000)) throws
-        -> (written: Int, skipped: [String]) {
+        -> (written: Int, workouts: Int, skipped: [String]) {
         var writer = self.writer(unit: unit, subject: subject, now: now)
         var out = try OutputFile(path: output, what: output == nil ? "the export to" : "the export")
         var count = 0
@@ -101,10 +106,17 @@ extension ExportFormat {
             for s in slice { try out.write(try writer.write(s)) }
             count += slice.count
         }
+        var workoutCount = 0
+        if workouts, carriesWorkouts {
+            for w in try store.workouts(from: query.start, to: query.end) {
+                try out.write(try JSONOutput.string(WorkoutRecordJSON.object(w)) + "\n")
+                workoutCount += 1
+            }
+        }
         try out.write(try writer.end())
         try out.finish()
         let skipped = writer.skipped.sorted { $0.key < $1.key }
-        return (count - skipped.reduce(0) { $0 + $1.value },
+        return (count - skipped.reduce(0) { $0 + $1.value }, workoutCount,
                 skipped.map { "skipped \($0.value) \($0.key) sample(s): \(rawValue) has no mapping for \($0.key)" })
     }
 }

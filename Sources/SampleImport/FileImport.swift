@@ -64,7 +64,7 @@ package struct FileImport {
             meter.show(records: b.records, bytes: b.bytes)
             ended = b.end
             if let failure = b.failure { throw failure }
-            return b.samples.isEmpty && b.end ? nil : b
+            return b.samples.isEmpty && b.workouts.isEmpty && b.end ? nil : b
         }
 
         if allOrNothing {
@@ -75,7 +75,7 @@ package struct FileImport {
                     while let b = try next() {
                         // After a bad record nothing more is saved (the file is refused); it is
                         // still read to the end, so every bad record is reported.
-                        if report.bad.isEmpty, !b.samples.isEmpty { report.summary.add(try w.insertImported(b.samples)) }
+                        if report.bad.isEmpty { try save(b, with: w, into: &report) }
                     }
                     if !report.bad.isEmpty { throw Refused() }
                 }
@@ -93,9 +93,11 @@ package struct FileImport {
         }
 
         while let b = try next() {
-            guard !b.samples.isEmpty else { continue }
+            guard !b.samples.isEmpty || !b.workouts.isEmpty else { continue }
             do {
-                report.summary.add(try db.write { w in try w.insertImported(b.samples) })
+                var counted = report
+                try db.write { w in try save(b, with: w, into: &counted) }
+                report = counted
             } catch let e as StoreError {
                 throw CLIFailure(savedSoFar(report, failedFrom: b.firstNumber, through: b.read, because: e), code: e.sysexit)
             }
@@ -103,6 +105,14 @@ package struct FileImport {
         }
         report.committedThrough = report.read
         report.complete = !report.stoppedEarly
+    }
+
+    /// Saves a batch's samples and workouts in the writer's transaction, counting them.
+    private func save(_ b: ParsedBatches.Batch, with w: StoreWriter, into report: inout ImportReport) throws {
+        if !b.samples.isEmpty { report.summary.add(try w.insertImported(b.samples)) }
+        for workout in b.workouts {
+            if try w.saveWorkout(workout) { report.workoutsInserted += 1 } else { report.workoutDuplicates += 1 }
+        }
     }
 
     /// After a run that finished: the failure to exit with when bad records were skipped (every
@@ -116,7 +126,9 @@ package struct FileImport {
 
     /// The summary line for people: `imported FILE: 3 inserted, …; 1 bad line(s) skipped`.
     package func summaryLine(_ report: ImportReport) -> String {
-        "imported \(path): \(report.summary)\(report.bad.isEmpty ? "" : "; \(report.bad.count) bad \(recordWord)(s) skipped")"
+        let workouts = report.workoutsInserted + report.workoutDuplicates == 0 ? ""
+            : "; workouts: \(report.workoutsInserted) inserted, \(report.workoutDuplicates) duplicate(s)"
+        return "imported \(path): \(report.summary)\(workouts)\(report.bad.isEmpty ? "" : "; \(report.bad.count) bad \(recordWord)(s) skipped")"
     }
 
     /// `--all-or-nothing` found a bad record: the transaction rolls back.
@@ -146,6 +158,8 @@ package struct ImportReport {
     package let array: Bool
     /// What the saves did.
     package var summary = SaveSummary()
+    /// Workouts stored, and workouts whose UUID was stored already.
+    package var workoutsInserted = 0, workoutDuplicates = 0
     /// The records skipped: number (line or element), the line it starts on, why.
     package var bad: [(number: Int, line: Int, error: String)] = []
     /// Records (lines or elements) read.
@@ -165,6 +179,7 @@ package struct ImportReport {
     package func jsonObject(error: String?) -> [String: Any] {
         var o: [String: Any] = ["inserted": summary.inserted, "replaced": summary.replaced, "ignored": summary.ignored,
                                 "duplicates": summary.duplicates, "complete": complete,
+                                "workouts": ["inserted": workoutsInserted, "duplicates": workoutDuplicates],
                                 "error": error.map { $0 as Any } ?? NSNull()]
         if array {
             o["skippedElements"] = bad.map { ["element": $0.number, "line": $0.line, "error": $0.error] }

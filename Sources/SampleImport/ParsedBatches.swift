@@ -21,6 +21,8 @@ final class ParsedBatches {
     /// One batch: up to the import's batch size of samples, and what happened while reading them.
     struct Batch: Sendable {
         var samples: [QuantitySample] = []
+        /// The batch's workouts, saved with its samples.
+        var workouts: [Workout] = []
         /// The record number of the first sample.
         var firstNumber = 0
         /// The records skipped since the previous batch: number, the line it starts on, why.
@@ -81,7 +83,7 @@ final class ParsedBatches {
             return handoff.put(batch)
         }
         while true {
-            let next: (QuantitySample, Int)?
+            let next: (ImportRecord, Int)?
             do {
                 next = try stream.next(&progress)
             } catch {
@@ -89,13 +91,16 @@ final class ParsedBatches {
                 _ = handOver(end: true, failure: CLIFailure(message, code: code))
                 return
             }
-            guard let (sample, number) = next else {
+            guard let (record, number) = next else {
                 _ = handOver(end: true)
                 return
             }
-            if batch.samples.isEmpty { batch.firstNumber = number }
-            batch.samples.append(sample)
-            if batch.samples.count >= size, !handOver(end: false) { return }
+            if batch.samples.isEmpty, batch.workouts.isEmpty { batch.firstNumber = number }
+            switch record {
+            case .sample(let s): batch.samples.append(s)
+            case .workout(let w): batch.workouts.append(w)
+            }
+            if batch.samples.count + batch.workouts.count >= size, !handOver(end: false) { return }
         }
     }
 

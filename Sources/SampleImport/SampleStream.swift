@@ -3,7 +3,13 @@ import HealthModel
 import HealthStore
 import Sysexits
 
-/// The file's good samples, one at a time: records read in blocks, each parsed by the fast
+/// One good record of an import file: a sample, or a workout (``WorkoutRecordJSON``).
+enum ImportRecord {
+    case sample(QuantitySample)
+    case workout(Workout)
+}
+
+/// The file's good records, one at a time: records read in blocks, each parsed by the fast
 /// parser or, when it declines, by the Foundation parser (whose message a bad record gets).
 /// Bad records are counted in the progress with their message (``ParsedBatches`` has them said
 /// on stderr in order).
@@ -53,8 +59,8 @@ struct SampleStream {
         p.bad.append((number, line, why))
     }
 
-    /// The next good sample and its record number; nil at the end of the file.
-    mutating func next(_ p: inout ImportReport) throws -> (QuantitySample, Int)? {
+    /// The next good record and its number; nil at the end of the file.
+    mutating func next(_ p: inout ImportReport) throws -> (ImportRecord, Int)? {
         while true {
             let record: (number: Int, line: Int, bytes: UnsafeBufferPointer<UInt8>)?
             do {
@@ -75,12 +81,15 @@ struct SampleStream {
                 skip(&p, number, line, array ? "\(bad)".replacingOccurrences(of: "of the line", with: "of the element") : "\(bad)")
                 continue
             }
-            if let s = parser.sample(bytes) { return (s, number) }
-            // Not the fast parser's shape (or a bad record): the Foundation parser decides, with its messages.
+            if let s = parser.sample(bytes) { return (.sample(s), number) }
+            // Not the fast parser's shape (a workout, or a bad record): the Foundation parser decides, with its messages.
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
             if text.isEmpty, !array { continue }
             do {
-                return (try SampleJSON.sample(fromLine: text, registry: registry), number)
+                if WorkoutRecordJSON.isWorkout(text) {
+                    return (.workout(try WorkoutRecordJSON.workout(fromLine: text)), number)
+                }
+                return (.sample(try SampleJSON.sample(fromLine: text, registry: registry)), number)
             } catch {
                 skip(&p, number, line, "\(error)")
             }

@@ -8,7 +8,7 @@ import Testing
 /// Workouts (issue 15, docs/workouts.md): the store's rules for marking them, and the totals,
 /// zones and minutes computed from the samples inside, at their edges.
 @Suite struct WorkoutTotalsTests {
-    static let t0 = Date(timeIntervalSince1970: 1_795_000_000)   // 2026-11-17T08:26:40Z
+    static let t0 = Date(timeIntervalSince1970: 1_795_000_000)   // 2026-11-18T11:06:40Z
     static let source = Source(name: "Test", identifier: "org.healthgate.test")
 
     /// A throw-away store.

@@ -11,7 +11,8 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Export samples as JSON lines (importable), CSV, a FHIR R4 bundle or Open mHealth data points.",
         discussion: """
-            jsonl: the shape 'healthgate import' reads (export → import round-trips, UUIDs kept). csv: a header \
+            jsonl: the shape 'healthgate import' reads (export → import round-trips, UUIDs kept); without --type, \
+            the workouts overlapping the range follow the samples, one record each. csv: a header \
             row (uuid, type, value, unit, start, end, source, source_identifier, device_name, device_manufacturer, \
             device_model, device_local_identifier, sensor_location, sync_identifier, sync_version, metadata as \
             JSON); a text cell that starts with = + - @ or a tab gets a ' in front so it cannot run as a formula. \
@@ -43,8 +44,9 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let q = try filters.query()
         let unit = try InputValues.unit(self.unit, forQueryType: q.type)
-        let (written, skipped) = try format.export(q, from: try store.openForReading(), unit: unit, subject: subject, to: output)
+        let (written, workouts, skipped) = try format.export(q, from: try store.openForReading(), unit: unit, subject: subject, to: output,
+                                                             workouts: q.type == nil)
         skipped.forEach(Console.note)
-        if let output { Console.note("exported \(written) sample(s) to \(output)") }
+        if let output { Console.note("exported \(written) sample(s)\(workouts > 0 ? " and \(workouts) workout(s)" : "") to \(output)") }
     }
 }
