@@ -157,6 +157,10 @@ let package = Package(
         .target(name: "SampleExport",
                 dependencies: ["HealthModel", "HealthStore", "Sysexits", .product(name: "Crypto", package: "swift-crypto")]),
 
+        // Workout files (issue #15, docs/workout-files.md): one workout as FIT, TCX or GPX bytes,
+        // written by hand from plain values (no store: the caller fills a WorkoutTrack).
+        .target(name: "WorkoutFiles"),
+
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
