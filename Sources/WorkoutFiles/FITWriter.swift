@@ -62,9 +62,13 @@ public enum FITWriter {
         for r in records(workout) {
             var fields: [FITEncoder.Field] = [.init(253, .uint32, r.second), .init(3, .uint8, r.bpm.map(UInt64.init))]
             if hasPositions {
-                // Degrees as semicircles (2^31 per 180°); 180° east wraps to -180°, as sint32 requires.
+                // Degrees as semicircles (2^31 per 180°). 180° east wraps to -180° (sint32 ends at
+                // 2^31 - 1), and 2^31 - 1 itself is sint32's "invalid": a longitude that rounds to it
+                // (within 1e-7° of 180) is written one semicircle west, 8e-8° away.
                 func semicircles(_ degrees: Double) -> UInt64 {
-                    UInt64(UInt32(bitPattern: Int32(truncatingIfNeeded: Int64((degrees * 2_147_483_648 / 180).rounded()))))
+                    var n = Int64((degrees * 2_147_483_648 / 180).rounded())
+                    if n >= 2_147_483_648 { n -= 4_294_967_296 } else if n == 2_147_483_647 { n -= 1 }
+                    return UInt64(UInt32(bitPattern: Int32(n)))
                 }
                 // enhanced_altitude: (metres + 500) × 5, uint32; an elevation below -500 m is not written.
                 let altitude = r.position?.elevation.flatMap { $0 >= -500 ? UInt64(((($0 + 500) * 5).rounded())) : nil }
