@@ -198,6 +198,10 @@ let package = Package(
                     exclude: ["neurokit_hrv.py", "hrv-requirements.txt"]),
         .testTarget(name: "ExportTests", dependencies: ["SampleExport", "HealthStore", "HealthModel", "HealthGateTesting"],
                     exclude: ["validate_export.py", "interop-requirements.txt", "OpenMHealthSchemas"]),
+        // The workout files read back by independent PyPI readers (garmin-fit-sdk, fitdecode, tcxreader,
+        // gpxpy; GPX against its XSD with lxml) through .venv-workout-files.
+        .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles"],
+                    exclude: ["read_workout_file.py", "workout-files-requirements.txt"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
