@@ -147,8 +147,9 @@ public enum FITWriter {
     }
 
     /// The `hrv` messages' `time` arrays: milliseconds, five to a message, nil (0xFFFF) padding
-    /// the last message of a run; each gap (and each interval too long for a `uint16` of
-    /// milliseconds) a message of five nils.
+    /// the last message of a run; each gap a message of five nils. An interval longer than
+    /// 65.534 s (a `uint16` of milliseconds, 0xFFFF being "invalid") cannot be said: no heart
+    /// pauses that long between two beats, so it is an artefact and is written as a gap.
     static func hrvMessages(_ intervals: [Double?]) -> [[UInt16?]] {
         var messages: [[UInt16?]] = []
         var run: [UInt16] = []

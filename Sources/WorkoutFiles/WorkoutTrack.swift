@@ -151,11 +151,6 @@ public struct WorkoutDevice: Sendable, Equatable {
 }
 
 extension WorkoutTrack {
-    /// The largest RR interval FIT can hold: its `hrv.time` is a `uint16` of milliseconds and
-    /// 0xFFFF means "invalid". A longer interval (no heart pauses that long; it is an artefact or
-    /// a gap) is written as a gap.
-    public static let longestFITRRInterval: Double = 65.534
-
     /// Checks what every format relies on, so no writer writes a file a reader would refuse or
     /// misread: the end not before the start, pauses ordered and inside the workout, streams in
     /// time order and inside the workout, finite values in range.
