@@ -159,7 +159,10 @@ let package = Package(
 
         // Workouts' totals from the samples inside them: duration, energy, steps, distance, heart
         // rate, time in five heart-rate zones, heart rate per minute.
-        .target(name: "WorkoutSummary", dependencies: ["HealthModel", "HealthStore", "Sysexits"]),
+        .target(name: "WorkoutSummary", dependencies: ["HealthModel", "HealthStore", "Sysexits", "WorkoutFiles"]),
+        // Workout files (issue #15, docs/workout-files.md): one workout as FIT, TCX or GPX bytes,
+        // written by hand from plain values (no store: the caller fills a WorkoutTrack).
+        .target(name: "WorkoutFiles"),
 
         // The command-line tool: parses arguments and prints.
         .executableTarget(
@@ -167,7 +170,7 @@ let package = Package(
             dependencies: [
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
-                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "HeartRateVariability", "WorkoutSummary", "Uplink", "MQTTUplink",
+                "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "HeartRateVariability", "WorkoutSummary", "WorkoutFiles", "Uplink", "MQTTUplink",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -199,6 +202,10 @@ let package = Package(
         .testTarget(name: "ExportTests", dependencies: ["SampleExport", "HealthStore", "HealthModel", "HealthGateTesting"],
                     exclude: ["validate_export.py", "interop-requirements.txt", "OpenMHealthSchemas"]),
         .testTarget(name: "WorkoutTests", dependencies: ["WorkoutSummary", "HealthStore", "HealthModel", "HealthGateTesting"]),
+        // The workout files read back by independent PyPI readers (garmin-fit-sdk, fitdecode, tcxreader,
+        // gpxpy; GPX against its XSD with lxml) through .venv-workout-files.
+        .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles"],
+                    exclude: ["read_workout_file.py", "workout-files-requirements.txt"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
         .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),

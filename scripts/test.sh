@@ -35,6 +35,9 @@ fi
 # on a fresh machine). Under CI=true the test fails without it.
 [ -x .venv-hrv/bin/python ] || python3 -m venv .venv-hrv
 .venv-hrv/bin/pip install -q --disable-pip-version-check -r Tests/HeartRateVariabilityTests/hrv-requirements.txt
+# WorkoutFilesTests' readers (FIT, TCX, GPX, the GPX XSD): a whole pinned closure, --no-deps, in .venv-workout-files/ (wheels, seconds); CI=true fails without it.
+[ -x .venv-workout-files/bin/python ] || python3 -m venv .venv-workout-files
+.venv-workout-files/bin/pip install -q --disable-pip-version-check --no-deps -r Tests/WorkoutFilesTests/workout-files-requirements.txt
 # The live page's browser test (LivePageTests): Selenium pinned in .venv-browser/ from
 # Tests/HTTPAPITests/browser-requirements.txt (pure-Python wheels, a few seconds); the browser is
 # Debian's chromium + chromium-driver (scripts/setup.sh). Under CI=true the test fails without them.

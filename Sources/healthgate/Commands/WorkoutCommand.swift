@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HealthModel
 import HealthStore
+import WorkoutFiles
 import WorkoutSummary
 
 /// `healthgate workout …`: mark a workout's start, pauses and end; show or delete one.
@@ -21,8 +22,9 @@ struct WorkoutCommand: ParsableCommand {
               healthgate workout pause; healthgate workout resume
               healthgate workout stop
               healthgate workout show 019a4a5c-… --json
+              healthgate workout export 019a4a5c-… --format fit --output run.fit
             """,
-        subcommands: [Start.self, Pause.self, Resume.self, Stop.self, Show.self, Delete.self])
+        subcommands: [Start.self, Pause.self, Resume.self, Stop.self, Show.self, Delete.self, Export.self])
 
     /// The source of workouts marked on the command line.
     static let source = Source(name: "HealthGate", identifier: "org.healthgate.workout")
@@ -147,6 +149,46 @@ struct WorkoutCommand: ParsableCommand {
             let db = try store.openForReading()
             let s = try WorkoutSummary(try WorkoutCommand.stored(db, uuid), store: db, characteristics: try db.characteristics(), perMinute: true)
             try WorkoutCommand.report(s, json: json)
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a workout as a FIT, TCX or GPX file for Garmin Connect, Strava, GoldenCheetah, ….",
+            discussion: """
+                FIT: records of heart rate per second, RR intervals in hrv messages (gaps kept), timer events at the \
+                pauses, lap, session and activity with the totals. TCX: one lap of trackpoints with heart rate. GPX: \
+                needs positions, which a strap does not record: a strap's workout is refused with a pointer to TCX or \
+                FIT (docs/workout-files.md).
+                """)
+        @OptionGroup var store: StoreLocation
+        @Argument(help: ArgumentHelp("The workout.", valueName: "uuid")) var uuid: String
+        @Option(help: "fit, tcx or gpx.") var format: String
+        @Option(help: ArgumentHelp("Write to this file (all or nothing); default: standard output, unless it is a terminal.", valueName: "file"))
+        var output: String?
+
+        func run() throws {
+            guard let f = WorkoutFileFormat(rawValue: format.lowercased()) else {
+                throw CLIFailure("--format '\(format)' is not a workout file format: use fit, tcx or gpx.", code: .usage)
+            }
+            if output == nil, isatty(STDOUT_FILENO) == 1 {
+                throw CLIFailure("a \(f.rawValue.uppercased()) file is not for a terminal: give --output run.\(f.fileExtension), or redirect standard output.", code: .usage)
+            }
+            let db = try store.openForReading()
+            let summary = try WorkoutSummary(try WorkoutCommand.stored(db, uuid), store: db, characteristics: try db.characteristics())
+            let bytes: [UInt8]
+            do {
+                bytes = try f.write(try summary.track(store: db))
+            } catch let e as WorkoutFileError {
+                if case .noPositions = e { throw CLIFailure("\(e)", code: .usage) }
+                throw CLIFailure("workout \(uuid) cannot be written as \(f.rawValue.uppercased()): \(e)", code: .dataError)
+            } catch let e as WorkoutSummaryError {
+                throw CLIFailure("\(e).", code: .usage)
+            }
+            var out = try OutputFile(path: output, what: output == nil ? "the workout to" : "the workout file")
+            try out.write(bytes)
+            try out.finish()
+            if let output { Console.note("wrote \(summary.workout.activity.rawValue) workout \(uuid) as \(f.rawValue.uppercased()) to \(output) (\(bytes.count) bytes)") }
         }
     }
 
