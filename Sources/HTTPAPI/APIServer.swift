@@ -167,6 +167,7 @@ package final class APIServer: Sendable {
         v1.get("/changes", use: routes.changes)
         let workouts = WorkoutRoutes(store: queue)
         v1.get("/workouts", use: workouts.list)
+        v1.get("/workouts/changes", use: workouts.changes)
         v1.get("/workouts/:uuid", use: workouts.one)
         let tokens = TokenRoutes(store: queue, registry: queue.store.registry, maxBodyBytes: maxBody)
         v1.get("/tokens", use: tokens.list)

@@ -46,6 +46,28 @@ struct WorkoutRoutes: Sendable {
         return try JSONResponse.make(object)
     }
 
+    /// `GET /v1/workouts/changes?anchor=&limit=`: the workouts' change feed (`workout changes`);
+    /// a token that may not read workouts gets an empty page at the current anchor.
+    func changes(_ request: Request, _ context: APIContext) async throws -> Response {
+        let q = try QueryParameters(request, known: ["anchor", "limit"])
+        let anchor = try q.string("anchor"), limit = try q.limit()
+        let scopes = context.scopes
+        let object = try await store.run { db -> Unsafe<[String: Any]> in
+            do {
+                guard scopes.mayReadWorkouts else {
+                    // As an empty store answers, at this store's current anchor.
+                    let now = "w1:\(try db.currentAnchor().storeID):\(try db.workoutPosition())"
+                    return Unsafe(WorkoutRecordJSON.page(WorkoutChanges(workouts: [], deleted: [], position: 0, hasMore: false), anchor: now))
+                }
+                let (page, next) = try db.workoutChanges(since: anchor, limit: limit)
+                return Unsafe(WorkoutRecordJSON.page(page, anchor: next))
+            } catch let e as ChangeFeedError {
+                throw APIError(e.requiresResync ? .conflict : .badRequest, "\(e)")
+            }
+        }.value
+        return try JSONResponse.make(object)
+    }
+
     /// `s` without the totals of types `scopes` may not read.
     static func visible(_ s: WorkoutSummary, to scopes: TokenScopes) -> WorkoutSummary {
         var s = s

@@ -18,6 +18,13 @@ public enum WorkoutRecordJSON {
         ]
     }
 
+    /// A page of the workouts' change feed as `workout changes` and `/v1/workouts/changes`
+    /// answer it: `{"anchor", "workouts": [records], "deleted": [uuids], "hasMore"}`.
+    public static func page(_ page: WorkoutChanges, anchor: String) -> [String: Any] {
+        ["anchor": anchor, "workouts": page.workouts.map(object), "deleted": page.deleted.map { $0.uuidString.lowercased() },
+         "hasMore": page.hasMore]
+    }
+
     /// Whether `text` (one record) is a workout's: a fast look for `"kind"` naming one.
     public static func isWorkout(_ text: String) -> Bool {
         text.contains("\"kind\"") && text.contains("\"workout\"")

@@ -105,6 +105,14 @@ public struct WorkoutChanges: Sendable {
     public var position: Int64
     /// True when the limit cut the page short.
     public var hasMore: Bool
+
+    /// A page of these parts.
+    public init(workouts: [Workout], deleted: [UUID], position: Int64, hasMore: Bool) {
+        self.workouts = workouts
+        self.deleted = deleted
+        self.position = position
+        self.hasMore = hasMore
+    }
 }
 
 extension HealthStore {
@@ -222,6 +230,29 @@ extension HealthStore {
             _ = try head.step()
             return head.int64(0)
         }
+    }
+
+    /// ``workoutChanges(after:limit:)`` from an anchor text (`w1:<store id>:<position>`, as this
+    /// returns; nil: from the beginning), with the anchor that continues after the page.
+    /// - Throws: ``ChangeFeedError/invalidAnchor(_:)`` for text that is not such an anchor;
+    ///   ``ChangeFeedError/anchorNotFromThisStore(anchor:reason:)`` (resynchronise) for another
+    ///   store's anchor or one ahead of this store (a file restored from an older copy).
+    public func workoutChanges(since anchor: String?, limit: Int? = nil) throws -> (changes: WorkoutChanges, anchor: String) {
+        let storeID = try currentAnchor().storeID
+        var after: Int64 = 0
+        if let anchor {
+            let parts = anchor.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0] == "w1", let p = Int64(parts[2]), p >= 0 else { throw ChangeFeedError.invalidAnchor(anchor) }
+            guard parts[1] == storeID else {
+                throw ChangeFeedError.anchorNotFromThisStore(anchor: anchor, reason: "it was made by store \(parts[1]), this is \(storeID)")
+            }
+            guard p <= (try workoutPosition()) else {
+                throw ChangeFeedError.anchorNotFromThisStore(anchor: anchor, reason: "it is ahead of this store's workout changes: a file restored from an older copy?")
+            }
+            after = p
+        }
+        let page = try workoutChanges(after: after, limit: limit)
+        return (page, "w1:\(storeID):\(page.position)")
     }
 
     /// What changed in the workouts after `position` (0: from the beginning), in change order:

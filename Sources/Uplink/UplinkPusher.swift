@@ -228,8 +228,8 @@ package struct UplinkPusher: Sendable {
         }
     }
 
-    /// Mirrors the workouts: their changes since the position the server holds for this gateway
-    /// (`workout_anchor`, `<store id>:<position>`), a page per server transaction that upserts the
+    /// Mirrors the workouts: their changes since the anchor the server holds for this gateway
+    /// (`workout_anchor`, ``HealthStore/workoutChanges(since:limit:)``), a page per server transaction that upserts the
     /// changed workouts, deletes the deleted and moves the anchor together, as sample batches do.
     /// An anchor of another store, or ahead of this one (a restored file), sends them all again.
     private func sendWorkouts(on c: PostgresConnection, storeID: String, into report: inout Report) async throws {
@@ -241,15 +241,17 @@ package struct UplinkPusher: Sendable {
                                                      logger: logger).decode(String?.self) { found = a }
                 return found
             }
-            let head = try await onOwnThread { try store.workoutPosition() }
-            let resume: Int64? = held.flatMap { text in
-                let parts = text.split(separator: ":")
-                guard parts.count == 2, parts[0] == storeID, let p = Int64(parts[1]), p <= head else { return nil }
-                return p
+            let (page, anchor, full) = try await onOwnThread { () throws -> (WorkoutChanges, String, Bool) in
+                do {
+                    let (page, anchor) = try store.workoutChanges(since: held, limit: batchSize)
+                    return (page, anchor, held == nil)
+                } catch let e as ChangeFeedError where e.requiresResync || held != nil {
+                    // Another store's anchor, one ahead of a restored file, or text this build
+                    // does not read: everything again.
+                    let (page, anchor) = try store.workoutChanges(since: nil, limit: batchSize)
+                    return (page, anchor, true)
+                }
             }
-            let (after, full) = (resume ?? 0, resume == nil)
-            let page = try await onOwnThread { try store.workoutChanges(after: after, limit: batchSize) }
-            let anchor = "\(storeID):\(page.position)"
             if !full, page.workouts.isEmpty, page.deleted.isEmpty, anchor == held { return }
             let committed = try await bounded(c) { () async throws -> Bool in
                 try await c.query("BEGIN", logger: logger)

@@ -46,6 +46,15 @@ struct WorkoutAPITests {
         #expect(try await server.get("/v1/workouts?from=later", token: all).status == 400)
         #expect(try await server.get("/v1/workouts/nonsense", token: all).status == 400)
         #expect(try await server.get("/v1/workouts", token: nil).status == 401)
+        // The change feed: the workout, then nothing after its anchor; a token without workout sees none.
+        let feed = try await server.get("/v1/workouts/changes", token: all)
+        #expect((feed.object?["workouts"] as? [[String: Any]])?.map { $0["uuid"] as? String } == [id.lowercased()], "\(feed.body)")
+        let next = try #require(feed.object?["anchor"] as? String)
+        #expect((try await server.get("/v1/workouts/changes?anchor=\(next)", token: all).object?["workouts"] as? [Any])?.isEmpty == true)
+        let blind = try await server.get("/v1/workouts/changes", token: noWorkout)
+        #expect((blind.object?["workouts"] as? [Any])?.isEmpty == true && blind.object?["anchor"] as? String == next,
+                "an empty page at the current anchor, as an empty store answers")
+        #expect(try await server.get("/v1/workouts/changes?anchor=w1:0123456789abcdef:1", token: all).status == 409)
         #expect(await offThread { server.stop() } == 0)
     }
 }

@@ -168,7 +168,7 @@ struct UplinkPushTests {
 
         // An anchor the store cannot continue (another store's, or ahead of a restored file):
         // everything again, and nothing left over.
-        _ = try await offThread { try cluster.psql(db, "UPDATE healthgate.gateways SET workout_anchor = 'elsewhere:99'") }
+        _ = try await offThread { try cluster.psql(db, "UPDATE healthgate.gateways SET workout_anchor = 'w1:0123456789abcdef:99'") }
         _ = try await offThread { try cluster.psql(db, "INSERT INTO healthgate.workouts(gateway, uuid, activity, start_s, events, devices, source) VALUES ('g1', '\(UUID().uuidString)', 'yoga', 1, '[]', '[]', 'x')") }
         let resync = try await pusher.push()
         #expect(resync.workouts == 2)

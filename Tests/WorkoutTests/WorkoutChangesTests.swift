@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import HealthModel
 import HealthStore
 import Testing
@@ -43,5 +44,25 @@ import Testing
         }
         #expect(seen == ["w:\(a.uuid)", "d:\(b.uuid)", "w:\(third.workouts[0].uuid)"] && position == 6, "\(seen)")
         #expect(throws: ChangeFeedError.self) { try store.workoutChanges(after: 0, limit: 0) }
+    }
+
+    @Test("workout changes through the binary: the anchor continues; another store's anchor exits 65 with the resync advice; a malformed one 64")
+    func command() throws {
+        let s = try WorkoutTotalsTests.Scratch()
+        let w = WorkoutTotalsTests.workout(0, 60)
+        try s.store.saveWorkout(w)
+        let first = try HealthGateExecutable.run(["workout", "changes", "--db", s.path])
+        let page = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any], "\(first.stderr)")
+        #expect((page["workouts"] as? [[String: Any]])?.first?["uuid"] as? String == w.uuid.uuidString.lowercased())
+        let anchor = try #require(page["anchor"] as? String)
+        #expect(try s.store.deleteWorkout(uuid: w.uuid))
+        let second = try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", anchor])
+        let next = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
+        #expect(next?["deleted"] as? [String] == [w.uuid.uuidString.lowercased()] && (next?["workouts"] as? [Any])?.isEmpty == true)
+        let other = try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", "w1:0123456789abcdef:1"])
+        #expect(other.status == 65 && other.stderr.contains("resynchronise"), "\(other.status) \(other.stderr)")
+        let ahead = anchor.split(separator: ":").prefix(2).joined(separator: ":") + ":99"
+        #expect(try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", ahead]).status == 65, "ahead of the store")
+        #expect(try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", "nonsense"]).status == 64)
     }
 }

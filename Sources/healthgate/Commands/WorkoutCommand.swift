@@ -24,7 +24,7 @@ struct WorkoutCommand: ParsableCommand {
               healthgate workout show 019a4a5c-… --json
               healthgate workout export 019a4a5c-… --format fit --output run.fit
             """,
-        subcommands: [Start.self, Pause.self, Resume.self, Stop.self, Show.self, Delete.self, Export.self])
+        subcommands: [Start.self, Pause.self, Resume.self, Stop.self, Show.self, Delete.self, Export.self, Changes.self])
 
     /// The source of workouts marked on the command line.
     static let source = Source(name: "HealthGate", identifier: "org.healthgate.workout")
@@ -189,6 +189,24 @@ struct WorkoutCommand: ParsableCommand {
             try out.write(bytes)
             try out.finish()
             if let output { Console.note("wrote \(summary.workout.activity.rawValue) workout \(uuid) as \(f.rawValue.uppercased()) to \(output) (\(bytes.count) bytes)") }
+        }
+    }
+
+    struct Changes: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Workouts added, changed or deleted since an anchor (HealthKit's anchored query for workouts).",
+            discussion: """
+                Prints {"anchor", "workouts": [as 'workout export'-able records], "deleted": [uuids], "hasMore"}: keep the \
+                anchor and pass it next time. Each changed workout comes once, as it is now. An anchor of another store \
+                (or ahead of this one) exits 65: start again without --anchor (docs/workouts.md).
+                """)
+        @OptionGroup var store: StoreLocation
+        @Option(help: ArgumentHelp("Continue after this anchor (from a previous answer).", valueName: "anchor")) var anchor: String?
+        @Option(help: "At most this many workouts and deletions.") var limit: Int?
+
+        func run() throws {
+            let (page, next) = try store.openForReading().workoutChanges(since: anchor, limit: limit)
+            try JSONOutput.emit(WorkoutRecordJSON.page(page, anchor: next))
         }
     }
 
