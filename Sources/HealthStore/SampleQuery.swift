@@ -171,6 +171,26 @@ extension HealthStore {
         }
     }
 
+    /// A start no sample of the type overlapping `[from, …)` starts before, from the rollups
+    /// (docs/queries.md): a sample that overlaps `from` without starting after it ends after it,
+    /// so its 15-minute slot's hull ends after `from`; the earliest such slot (or `from`'s own)
+    /// bounds the index search from below. Without it, `start < to AND end > from` searched the
+    /// (type, start) index from the type's first sample: a query at the end of a year of
+    /// individually stored samples read the whole year. A second of slack, as the statistics
+    /// engine takes, covers the slot division's rounding. Rollups are kept by triggers; a slot
+    /// a delete made stale still holds the old hull, a superset. Nil when the type has no rows.
+    func earliestOverlappingStart(typeID: Int64, from: Date) throws -> Double? {
+        let f = from.timeIntervalSince1970
+        guard f.isFinite else { return nil }
+        let st = try unsafeConnection.prepare("SELECT slot FROM sample_rollups WHERE type_id = ? AND max_end > ? ORDER BY slot LIMIT 1")
+        defer { st.reset() }
+        st.bind(1, typeID)
+        st.bind(2, f)
+        let own = Rollups.slot(f)
+        let slot = try st.step() ? min(st.int64(0), own) : own
+        return Double(slot) * Rollups.slotSeconds - 1
+    }
+
     /// The WHERE clause (over `samples s`) and its arguments for `q`.
     func whereClause(_ q: SampleQuery) throws -> (String, [SQLValue]) {
         var parts: [String] = []
@@ -183,6 +203,10 @@ extension HealthStore {
                                                      strictStart: q.strictStartDate, strictEnd: q.strictEndDate)
         parts += rangeSQL
         args += rangeArgs
+        if let t = q.type, let from = q.start, !q.strictStartDate, let earliest = try earliestOverlappingStart(typeID: try typeID(t), from: from) {
+            parts.append("s.start >= ?")
+            args.append(.double(earliest))
+        }
         if let d = q.device {
             parts.append("s.device_id IN (SELECT id FROM devices WHERE name = ? OR local_identifier = ? OR alias = ?)")
             args += [.text(d), .text(d), .text(d)]

@@ -261,7 +261,8 @@ struct WorkoutsCommand: ParsableCommand {
         if summaries.isEmpty { return print("no workouts\(from != nil || to != nil ? " in the range" : ""): start one with 'healthgate workout start --activity running'") }
         Table.print(["UUID", "ACTIVITY", "START", "DURATION", "ENERGY (kcal)", "STEPS", "AVG HR", "MAX HR", "STATE"], summaries.map { s in
             [s.workout.uuid.uuidString, s.workout.activity.rawValue, Table.time(s.workout.start, in: .current), WorkoutSummary.clock(s.duration),
-             Table.number(s.activeEnergy?.value), Table.number(s.steps?.value), Table.number(s.heartRate?.average),
+             Table.number(s.activeEnergy.map { ($0.value * 10).rounded() / 10 }), Table.number(s.steps?.value),
+             Table.number(s.heartRate.map { ($0.average * 10).rounded() / 10 }),
              Table.number(s.heartRate?.maximum), s.workout.end == nil ? (s.workout.isPaused ? "paused" : "running") : "ended"]
         })
     }
