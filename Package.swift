@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(name: "WorkoutTests", dependencies: ["WorkoutSummary", "HealthStore", "HealthModel", "HealthGateTesting"]),
         // The workout files read back by independent PyPI readers (garmin-fit-sdk, fitdecode, tcxreader,
         // gpxpy; GPX against its XSD with lxml) through .venv-workout-files.
-        .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles"],
+        .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles", "HealthGateTesting"],
                     exclude: ["read_workout_file.py", "workout-files-requirements.txt"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),

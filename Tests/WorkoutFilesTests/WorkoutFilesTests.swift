@@ -1,4 +1,5 @@
 import Foundation
+import HealthGateTesting
 import Testing
 @testable import WorkoutFiles
 
@@ -56,12 +57,20 @@ struct WorkoutFilesTests {
     // MARK: - Reading back
 
     /// The reader's summary of `bytes` as a `kind` file (nil when the venv is missing outside CI: skipped).
-    static func read(_ kind: String, _ bytes: [UInt8]) throws -> [String: Any]? {
+    static func read(_ kind: String, _ bytes: [UInt8]) async throws -> [String: Any]? {
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             let note = "WorkoutFilesTests: \(python.path) is missing: run scripts/test.sh (it installs the pinned readers)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record(Comment(rawValue: note)) } else { print("note: \(note); skipped") }
             return nil
         }
+        let (status, data, stderr) = try await offThread { try runReader(kind, bytes) }
+        try #require(status == 0, "the \(kind) reader failed: \(stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "not JSON: \(String(decoding: data, as: UTF8.self))")
+    }
+
+    /// ``read(_:_:)``'s work, which waits for the reader process: run off the cooperative pool
+    /// (in the one-thread pool pass it would stall every other suite's waiting).
+    static func runReader(_ kind: String, _ bytes: [UInt8]) throws -> (status: Int32, stdout: Data, stderr: String) {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("workout-files-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -77,9 +86,7 @@ struct WorkoutFilesTests {
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        let stderr = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-        try #require(process.terminationStatus == 0, "the \(kind) reader failed: \(stderr)")
-        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "not JSON: \(String(decoding: data, as: UTF8.self))")
+        return (process.terminationStatus, data, (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
     }
 
     /// Readers' heart rates as [Unix second (floored, FIT's resolution) or millisecond: bpm].
@@ -116,8 +123,8 @@ struct WorkoutFilesTests {
 
     /// Checks the FIT file of `w` with both decoders against `w`; returns the SDK's summary.
     @discardableResult
-    static func checkFIT(_ w: WorkoutTrack, _ sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any]? {
-        guard let both = try read("fit", try FITWriter.write(w, timeZone: utc)) else { return nil }
+    static func checkFIT(_ w: WorkoutTrack, _ sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any]? {
+        guard let both = try await read("fit", try FITWriter.write(w, timeZone: utc)) else { return nil }
         let sdk = try #require(both["sdk"] as? [String: Any]), fitdecode = try #require(both["fitdecode"] as? [String: Any])
         for (name, s) in [("garmin-fit-sdk", sdk), ("fitdecode", fitdecode)] {
             #expect(problems(s).isEmpty, "\(name): \(problems(s))", sourceLocation: sourceLocation)
@@ -151,8 +158,8 @@ struct WorkoutFilesTests {
 
     /// Checks the TCX file of `w` against `w`; returns the summary.
     @discardableResult
-    static func checkTCX(_ w: WorkoutTrack, _ sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any]? {
-        guard let s = try read("tcx", try TCXWriter.write(w)) else { return nil }
+    static func checkTCX(_ w: WorkoutTrack, _ sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any]? {
+        guard let s = try await read("tcx", try TCXWriter.write(w)) else { return nil }
         #expect(problems(s).isEmpty, "\(problems(s))", sourceLocation: sourceLocation)
         #expect(heartRates(s, perSecond: false) == expectedHeartRates(w, perSecond: false), "TCX heart rate at each instant", sourceLocation: sourceLocation)
         #expect(s["start"] as? Double == w.start.timeIntervalSince1970 && s["lap_start"] as? Double == w.start.timeIntervalSince1970,
@@ -168,8 +175,8 @@ struct WorkoutFilesTests {
 
     /// Checks the GPX file of `w` against `w` (positions exact, heart rate by the nearest rule); returns the summary.
     @discardableResult
-    static func checkGPX(_ w: WorkoutTrack, _ sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any]? {
-        guard let s = try read("gpx", try GPXWriter.write(w)) else { return nil }
+    static func checkGPX(_ w: WorkoutTrack, _ sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String: Any]? {
+        guard let s = try await read("gpx", try GPXWriter.write(w)) else { return nil }
         #expect(problems(s).isEmpty, "\(problems(s))", sourceLocation: sourceLocation)
         let positions = (s["positions"] as? [[Any]] ?? [])
         #expect(positions.count == w.positions.count, "GPX points", sourceLocation: sourceLocation)
@@ -195,9 +202,9 @@ struct WorkoutFilesTests {
     // MARK: - The formats
 
     @Test("FIT: both decoders read the same heart rate per second, RR to the millisecond with its gaps, totals, times, timer events, sport and devices")
-    func fit() throws {
+    func fit() async throws {
         let w = Self.workout(start: Self.at("2026-11-05T08:00:00Z"), seconds: 600, pause: 200..<260, rrGapsAfter: [4, 99, 100, 317])
-        guard let s = try Self.checkFIT(w) else { return }
+        guard let s = try await Self.checkFIT(w) else { return }
         #expect(s["sport"] as? String == "running" && s["sub_sport"] as? String == "generic")
         #expect(s["strides"] as? Int == 500, "1000 steps are 500 strides: \(s["strides"] ?? "-")")
         #expect(s["counts"] as? [String: Int] == ["session": 1, "lap": 1, "activity": 1])
@@ -218,34 +225,34 @@ struct WorkoutFilesTests {
     }
 
     @Test("FIT's local time is the time zone's, and the same workout gives the same bytes")
-    func fitLocalTimeAndStable() throws {
+    func fitLocalTimeAndStable() async throws {
         let w = Self.workout(start: Self.at("2026-07-01T10:00:00Z"), seconds: 30)
         let a = try FITWriter.write(w, timeZone: TimeZone(secondsFromGMT: 7200)!), b = try FITWriter.write(w, timeZone: TimeZone(secondsFromGMT: 7200)!)
         #expect(a == b)
-        guard let both = try Self.read("fit", a), let s = both["sdk"] as? [String: Any] else { return }
+        guard let both = try await Self.read("fit", a), let s = both["sdk"] as? [String: Any] else { return }
         let local = (s["activity"] as? [String: Any])?["local_timestamp"] as? Int
         // local_timestamp is seconds since FIT's epoch in local time: the UTC end + 2 h.
         #expect(local.map { Double($0) + 631_065_600 } == w.end.timeIntervalSince1970 + 7200, "\(String(describing: local))")
     }
 
     @Test("FIT's CRCs: CRC-16/ARC's check value, and a flipped byte is caught by garmin-fit-sdk and fitdecode")
-    func fitCRC() throws {
+    func fitCRC() async throws {
         // The FIT CRC is CRC-16/ARC; its catalogue check value over "123456789" is 0xBB3D.
         #expect(FITEncoder.crc(Array("123456789".utf8)) == 0xBB3D)
         let w = Self.workout(start: Self.at("2026-11-05T08:00:00Z"), seconds: 20)
         var bytes = try FITWriter.write(w, timeZone: Self.utc)
         #expect(bytes.count > 16 && bytes[8..<12].elementsEqual(Array(".FIT".utf8)) && bytes[0] == 14)
         bytes[40] ^= 0x01
-        guard let both = try Self.read("fit", bytes) else { return }
+        guard let both = try await Self.read("fit", bytes) else { return }
         let sdk = Self.problems(both["sdk"] as? [String: Any] ?? [:]), fitdecode = Self.problems(both["fitdecode"] as? [String: Any] ?? [:])
         #expect(sdk.contains { $0.contains("integrity") }, "\(sdk)")
         #expect(!fitdecode.isEmpty, "fitdecode read a corrupted file without complaint")
     }
 
     @Test("TCX: tcxreader reads the heart rate at each instant, the lap's totals, the sport and the Creator; elements in the schema's order")
-    func tcx() throws {
+    func tcx() async throws {
         let w = Self.workout(start: Self.at("2026-11-05T08:00:00Z"), seconds: 600, pause: 200..<260, positions: true)
-        guard let s = try Self.checkTCX(w) else { return }
+        guard let s = try await Self.checkTCX(w) else { return }
         #expect(s["sport"] as? String == "Running")
         let positions = s["positions"] as? [[Any]] ?? []
         #expect(positions.count == 600 && positions.first.map { abs(($0[1] as? Double ?? 0) - 47.376_887_1) < 1e-9 } == true)
@@ -257,16 +264,16 @@ struct WorkoutFilesTests {
     }
 
     @Test("GPX: valid against the GPX 1.1 schema; gpxpy reads every position with its heart rate; a new segment after a pause")
-    func gpx() throws {
+    func gpx() async throws {
         let w = Self.workout(activity: "hiking", start: Self.at("2026-11-05T08:00:00Z"), seconds: 300, pause: 100..<130, positions: true)
-        guard let s = try Self.checkGPX(w) else { return }
+        guard let s = try await Self.checkGPX(w) else { return }
         #expect(s["segments"] as? [Int] == [130, 170], "\(s["segments"] ?? "-")")
         #expect(s["source"] as? String == "Polar H10 A1B2C3D4")
         #expect(s["start"] as? Double == w.start.timeIntervalSince1970)
     }
 
     @Test("GPX: a position takes the nearest heart rate within a second, the earlier of two as near; none further away")
-    func gpxNearest() throws {
+    func gpxNearest() async throws {
         var w = Self.workout(activity: "cycling", start: Self.at("2026-11-05T08:00:00Z"), seconds: 60)
         // Positions half a second off the readings (a tie: the earlier wins), 0.3 s off, and in a
         // stretch where the strap had nothing (readings 20...39 removed).
@@ -274,13 +281,13 @@ struct WorkoutFilesTests {
         w.positions = stride(from: 0.5, to: 59, by: 0.8).map { s in
             TrackPosition(time: w.start.addingTimeInterval(s), latitude: -33.86 + s * 1e-5, longitude: 151.21, elevation: nil)
         }
-        guard let s = try Self.checkGPX(w) else { return }
+        guard let s = try await Self.checkGPX(w) else { return }
         let withHR = Self.heartRates(s, perSecond: false).count
         #expect(withHR > 0 && withHR < w.positions.count, "\(withHR) of \(w.positions.count) points have a heart rate")
     }
 
     @Test("GPX of a strap-only workout (no positions) throws noPositions, saying to export TCX or FIT")
-    func gpxWithoutPositions() throws {
+    func gpxWithoutPositions() async throws {
         let w = Self.workout(start: Self.at("2026-11-05T08:00:00Z"), seconds: 60)
         #expect(throws: WorkoutFileError.noPositions) { try GPXWriter.write(w) }
         #expect(throws: WorkoutFileError.noPositions) { try WorkoutFileFormat.gpx.write(w) }
@@ -298,7 +305,7 @@ struct WorkoutFilesTests {
         ("fractional start", "2026-11-05T08:00:00.250Z", 30),
         ("no heart rate", "2026-11-05T08:00:00Z", 0),
     ])
-    func boundaries(name: String, start: String, seconds: Int) throws {
+    func boundaries(name: String, start: String, seconds: Int) async throws {
         var w = Self.workout(start: Self.at(start), seconds: seconds, positions: true)
         if seconds == 0 {
             w.end = w.start.addingTimeInterval(45)   // a workout with no readings at all
@@ -307,22 +314,22 @@ struct WorkoutFilesTests {
             w.device = nil
         }
         if seconds == 1 { w.rrIntervals = [nil] + w.rrIntervals + [nil] }
-        try Self.checkFIT(w)
-        try Self.checkTCX(w)
-        try Self.checkGPX(w)
+        try await Self.checkFIT(w)
+        try await Self.checkTCX(w)
+        try await Self.checkGPX(w)
         if seconds == 0 {
             // Nothing at all: a lap without a Track in TCX, a FIT file of events and summaries.
             w.positions = []
-            try Self.checkFIT(w)
-            try Self.checkTCX(w)
+            try await Self.checkFIT(w)
+            try await Self.checkTCX(w)
         }
-        if name == "fractional start", let s = try Self.read("tcx", try TCXWriter.write(w)) {
+        if name == "fractional start", let s = try await Self.read("tcx", try TCXWriter.write(w)) {
             #expect((s["times"] as? [String])?.first == "2026-11-05T08:00:00.250Z")
         }
     }
 
     @Test("RR: more than five beats in a second fill several hrv messages; an interval over 65.534 s (FIT's uint16 ms) is written as a gap")
-    func rrEdges() throws {
+    func rrEdges() async throws {
         var w = Self.workout(start: Self.at("2026-11-05T08:00:00Z"), seconds: 3)
         // 13 beats of 0.15 s (400 bpm: six or seven a second, more than an hrv message's five), then
         // the largest interval FIT holds, one it cannot, intervals between milliseconds (rounded to
@@ -332,19 +339,19 @@ struct WorkoutFilesTests {
         let five = [UInt16?](repeating: nil, count: 5)
         #expect(FITWriter.hrvMessages([0.8, 0.8, 0.8, 0.8, 0.8, 0.8, nil, 0.5, 70])
                 == [[800, 800, 800, 800, 800], [800, nil, nil, nil, nil], five, [500, nil, nil, nil, nil], five])
-        guard let s = try Self.checkFIT(w) else { return }
+        guard let s = try await Self.checkFIT(w) else { return }
         #expect(Self.rr(s) == Array(repeating: 150, count: 13) + [65_534, nil, 999, 800, 801, 802, 803, nil, 500])
     }
 
     @Test("XML escaping: a device name with < & \" > reads back unchanged from TCX, GPX and FIT")
-    func escaping() throws {
+    func escaping() async throws {
         let name = "Strap <A&B> \"chest\" 'x'"
         var w = Self.workout(start: Self.at("2026-11-05T08:00:00Z"), seconds: 5, positions: true)
         w.device?.name = name
         w.activity = "other"
-        if let s = try Self.checkTCX(w) { #expect((s["creator"] as? [String: Any])?["name"] as? String == name) }
-        if let s = try Self.checkGPX(w) { #expect(s["source"] as? String == name) }
-        if let s = try Self.checkFIT(w) { #expect((s["devices"] as? [[String: Any]])?.last?["descriptor"] as? String == name) }
+        if let s = try await Self.checkTCX(w) { #expect((s["creator"] as? [String: Any])?["name"] as? String == name) }
+        if let s = try await Self.checkGPX(w) { #expect(s["source"] as? String == name) }
+        if let s = try await Self.checkFIT(w) { #expect((s["devices"] as? [[String: Any]])?.last?["descriptor"] as? String == name) }
         let text = String(decoding: try TCXWriter.write(w), as: UTF8.self)
         #expect(text.contains("Strap &lt;A&amp;B&gt; &quot;chest&quot; &apos;x&apos;"))
     }
@@ -359,20 +366,20 @@ struct WorkoutFilesTests {
         ("swimming", "swimming", "generic", "Other"),
         ("aNameHealthKitLacks", "generic", "generic", "Other"),
     ])
-    func sports(activity: String, sport: String, subSport: String, tcxSport: String) throws {
+    func sports(activity: String, sport: String, subSport: String, tcxSport: String) async throws {
         let w = Self.workout(activity: activity, start: Self.at("2026-11-05T08:00:00Z"), seconds: 10)
-        if let s = try Self.checkFIT(w) {
+        if let s = try await Self.checkFIT(w) {
             #expect(s["sport"] as? String == sport && s["sub_sport"] as? String == subSport, "\(s["sport"] ?? "-") \(s["sub_sport"] ?? "-")")
             // Strides only for running and walking (FIT's total_strides); other sports carry no steps.
             #expect((s["strides"] as? Int) == (sport == "walking" ? 500 : nil))
         }
-        if let s = try Self.checkTCX(w) { #expect(s["sport"] as? String == tcxSport) }
+        if let s = try await Self.checkTCX(w) { #expect(s["sport"] as? String == tcxSport) }
     }
 
     // MARK: - Refusals
 
     @Test("an inconsistent workout is refused with a sentence naming the problem and what to do")
-    func refusals() throws {
+    func refusals() async throws {
         let start = Self.at("2026-11-05T08:00:00Z")
         let good = Self.workout(start: start, seconds: 10)
         var backwards = good; backwards.end = start.addingTimeInterval(-1)

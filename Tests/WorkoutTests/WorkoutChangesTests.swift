@@ -9,7 +9,7 @@ import Testing
 /// deleted ones' UUIDs, and continues from the position without a gap or a repeat.
 @Suite struct WorkoutChangesTests {
     @Test("positions follow every change; a page continues where the last ended; a deletion is a tombstone")
-    func feed() throws {
+    func feed() async throws {
         let s = try WorkoutTotalsTests.Scratch()
         let store = s.store
         #expect(try store.workoutChanges(after: 0).position == 0, "an empty feed stays at 0")
@@ -47,22 +47,22 @@ import Testing
     }
 
     @Test("workout changes through the binary: the anchor continues; another store's anchor exits 65 with the resync advice; a malformed one 64")
-    func command() throws {
+    func command() async throws {
         let s = try WorkoutTotalsTests.Scratch()
         let w = WorkoutTotalsTests.workout(0, 60)
         try s.store.saveWorkout(w)
-        let first = try HealthGateExecutable.run(["workout", "changes", "--db", s.path])
+        let first = try await WorkoutTotalsTests.run(["workout", "changes", "--db", s.path])
         let page = try #require(try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any], "\(first.stderr)")
         #expect((page["workouts"] as? [[String: Any]])?.first?["uuid"] as? String == w.uuid.uuidString.lowercased())
         let anchor = try #require(page["anchor"] as? String)
         #expect(try s.store.deleteWorkout(uuid: w.uuid))
-        let second = try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", anchor])
+        let second = try await WorkoutTotalsTests.run(["workout", "changes", "--db", s.path, "--anchor", anchor])
         let next = try JSONSerialization.jsonObject(with: Data(second.stdout.utf8)) as? [String: Any]
         #expect(next?["deleted"] as? [String] == [w.uuid.uuidString.lowercased()] && (next?["workouts"] as? [Any])?.isEmpty == true)
-        let other = try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", "w1:0123456789abcdef:1"])
+        let other = try await WorkoutTotalsTests.run(["workout", "changes", "--db", s.path, "--anchor", "w1:0123456789abcdef:1"])
         #expect(other.status == 65 && other.stderr.contains("resynchronise"), "\(other.status) \(other.stderr)")
         let ahead = anchor.split(separator: ":").prefix(2).joined(separator: ":") + ":99"
-        #expect(try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", ahead]).status == 65, "ahead of the store")
-        #expect(try HealthGateExecutable.run(["workout", "changes", "--db", s.path, "--anchor", "nonsense"]).status == 64)
+        #expect(try await WorkoutTotalsTests.run(["workout", "changes", "--db", s.path, "--anchor", ahead]).status == 65, "ahead of the store")
+        #expect(try await WorkoutTotalsTests.run(["workout", "changes", "--db", s.path, "--anchor", "nonsense"]).status == 64)
     }
 }

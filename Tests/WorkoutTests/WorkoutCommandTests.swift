@@ -12,32 +12,32 @@ import Testing
     }
 
     @Test("start, pause, resume, stop with --at; workouts and show as JSON; profile gives zones; mistakes exit 64 or 65")
-    func flow() throws {
+    func flow() async throws {
         let s = try WorkoutTotalsTests.Scratch()
         let db = ["--db", s.path]
         var samples: [QuantitySample] = []
         for k in 0..<120 { samples.append(try WorkoutTotalsTests.hr(k < 60 ? 120 : 170, Double(k))) }
         try s.store.save(samples)
         func at(_ x: Double) -> String { ISO8601.string(WorkoutTotalsTests.at(x)) }
-        func run(_ args: [String]) throws -> HealthGateExecutable.Result { try HealthGateExecutable.run(args + db) }
+        func run(_ args: [String]) async throws -> HealthGateExecutable.Result { try await WorkoutTotalsTests.run(args + db) }
 
-        let started = try run(["workout", "start", "--activity", "Running", "--device", "Strap", "--at", at(0), "--json"])
+        let started = try await run(["workout", "start", "--activity", "Running", "--device", "Strap", "--at", at(0), "--json"])
         #expect(started.status == 0, "\(started.stderr)")
         let w = try #require(try Self.json(started) as? [String: Any])
         #expect(w["activity"] as? String == "running" && w["state"] as? String == "running" && w["devices"] as? [String] == ["Strap"])
         let uuid = try #require(w["uuid"] as? String)
 
-        #expect(try run(["workout", "start", "--activity", "cycling", "--device", "Strap"]).status == 64, "the strap is in a workout already")
-        #expect(try run(["workout", "start", "--activity", "parkour"]).status == 64)
-        #expect(try run(["workout", "pause", "--at", at(30)]).status == 0)
-        let twice = try run(["workout", "pause", "--at", at(31)])
+        #expect(try await run(["workout", "start", "--activity", "cycling", "--device", "Strap"]).status == 64, "the strap is in a workout already")
+        #expect(try await run(["workout", "start", "--activity", "parkour"]).status == 64)
+        #expect(try await run(["workout", "pause", "--at", at(30)]).status == 0)
+        let twice = try await run(["workout", "pause", "--at", at(31)])
         #expect(twice.status == 64 && twice.stderr.contains("paused already"), "\(twice.stderr)")
-        #expect(try run(["workout", "resume", "--device", "Strap", "--at", at(40)]).status == 0)
-        #expect(try run(["profile", "set", "--max-heart-rate", "200"]).status == 0)
-        #expect(try run(["profile", "set", "--date-of-birth", "1990-02-30"]).status == 64)
-        #expect(try run(["profile", "set", "--max-heart-rate", "40"]).status == 64)
+        #expect(try await run(["workout", "resume", "--device", "Strap", "--at", at(40)]).status == 0)
+        #expect(try await run(["profile", "set", "--max-heart-rate", "200"]).status == 0)
+        #expect(try await run(["profile", "set", "--date-of-birth", "1990-02-30"]).status == 64)
+        #expect(try await run(["profile", "set", "--max-heart-rate", "40"]).status == 64)
 
-        let stopped = try run(["workout", "stop", uuid, "--at", at(120), "--json"])
+        let stopped = try await run(["workout", "stop", uuid, "--at", at(120), "--json"])
         #expect(stopped.status == 0, "\(stopped.stderr)")
         let t = try #require(try Self.json(stopped) as? [String: Any])
         #expect(t["duration"] as? Double == 110 && t["elapsed"] as? Double == 120 && t["state"] as? String == "ended")
@@ -50,19 +50,19 @@ import Testing
         #expect(perZone == [0, 50, 0, 60, 0], "120 is 60 % of 200 (zone 2's bound), 170 is 85 %: \(perZone)")
         #expect(zones["maximumHeartRate"] as? Double == 200)
 
-        #expect(try run(["workout", "stop"]).status == 64, "nothing is in progress any more")
-        let show = try run(["workout", "show", uuid, "--json"])
+        #expect(try await run(["workout", "stop"]).status == 64, "nothing is in progress any more")
+        let show = try await run(["workout", "show", uuid, "--json"])
         let minutes = try #require((try Self.json(show) as? [String: Any])?["perMinute"] as? [[String: Any]])
         #expect(minutes.count == 2 && minutes.map { $0["activeSeconds"] as? Double } == [50, 60])
-        let text = try run(["workout", "show", uuid])
+        let text = try await run(["workout", "show", uuid])
         #expect(text.status == 0 && text.stdout.contains("duration 0:01:50 (elapsed 0:02:00, 1 pause(s))"), "\(text.stdout)")
 
-        let list = try run(["workouts", "--from", at(119), "--json"])
+        let list = try await run(["workouts", "--from", at(119), "--json"])
         #expect((try Self.json(list) as? [[String: Any]])?.map { $0["uuid"] as? String } == [uuid])
-        #expect((try Self.json(try run(["workouts", "--from", at(120), "--json"])) as? [Any])?.isEmpty == true, "it ended at 120")
-        #expect(try run(["workout", "show", UUID().uuidString]).status == 65)
-        #expect(try run(["workout", "show", "nope"]).status == 64)
-        #expect(try run(["workout", "delete", uuid]).status == 0)
+        #expect((try Self.json(try await run(["workouts", "--from", at(120), "--json"])) as? [Any])?.isEmpty == true, "it ended at 120")
+        #expect(try await run(["workout", "show", UUID().uuidString]).status == 65)
+        #expect(try await run(["workout", "show", "nope"]).status == 64)
+        #expect(try await run(["workout", "delete", uuid]).status == 0)
         #expect(try s.store.count(SampleQuery(type: .heartRate)) == 120, "the samples stay")
     }
 }

@@ -12,18 +12,18 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let python = root.appendingPathComponent(".venv-workout-files/bin/python")
 
-    static func read(_ kind: String, _ path: String) throws -> [String: Any]? {
+    static func read(_ kind: String, _ path: String) async throws -> [String: Any]? {
         guard FileManager.default.isExecutableFile(atPath: python.path) else {
             let note = "WorkoutFileExportTests: \(python.path) is missing: run scripts/test.sh (it installs the pinned readers)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record(Comment(rawValue: note)) } else { print("note: \(note); skipped") }
             return nil
         }
-        let r = try HealthGateExecutable.run([root.appendingPathComponent("Tests/WorkoutFilesTests/read_workout_file.py").path, kind, path], launcher: python)
+        let r = try await WorkoutTotalsTests.run([root.appendingPathComponent("Tests/WorkoutFilesTests/read_workout_file.py").path, kind, path], launcher: python)
         return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
     }
 
     @Test("FIT and TCX of a stored workout: heart rate per second and RR (with the gap) as stored; GPX is refused; in progress is refused")
-    func export() throws {
+    func export() async throws {
         let s = try WorkoutTotalsTests.Scratch()
         // 60 readings a second apart, each with one RR of 1024 ticks (1 s); the 30th after a gap.
         var samples: [QuantitySample] = []
@@ -38,11 +38,11 @@ import Testing
         try s.store.saveWorkout(w)
         let fit = s.dir.appendingPathComponent("w.fit").path, tcx = s.dir.appendingPathComponent("w.tcx").path
         for (format, file) in [("fit", fit), ("tcx", tcx)] {
-            let r = try HealthGateExecutable.run(["workout", "export", w.uuid.uuidString, "--db", s.path, "--format", format, "--output", file])
+            let r = try await WorkoutTotalsTests.run(["workout", "export", w.uuid.uuidString, "--db", s.path, "--format", format, "--output", file])
             #expect(r.status == 0 && r.stderr.contains("wrote running workout"), "\(format): \(r.stderr)")
         }
         let expectedHR = (0..<60).map { [WorkoutTotalsTests.at(Double($0)).timeIntervalSince1970, Double(100 + $0)] }
-        if let f = try Self.read("fit", fit) {
+        if let f = try await Self.read("fit", fit) {
             for decoder in ["sdk", "fitdecode"] {
                 let d = try #require(f[decoder] as? [String: Any])
                 #expect((d["problems"] as? [Any])?.isEmpty == true, "\(decoder): \(d["problems"] ?? "")")
@@ -52,17 +52,17 @@ import Testing
                 #expect(rr.map { $0 as? Double } == expectedRR, "\(decoder): \(rr)")
             }
         }
-        if let t = try Self.read("tcx", tcx) {
+        if let t = try await Self.read("tcx", tcx) {
             #expect((t["problems"] as? [Any])?.isEmpty == true, "\(t["problems"] ?? "")")
             #expect((t["heart_rate"] as? [[Double]]) == expectedHR)
         }
-        let gpx = try HealthGateExecutable.run(["workout", "export", w.uuid.uuidString, "--db", s.path, "--format", "gpx", "--output", fit + ".gpx"])
+        let gpx = try await WorkoutTotalsTests.run(["workout", "export", w.uuid.uuidString, "--db", s.path, "--format", "gpx", "--output", fit + ".gpx"])
         #expect(gpx.status == 64 && gpx.stderr.contains("no positions"), "\(gpx.stderr)")
         #expect(!FileManager.default.fileExists(atPath: fit + ".gpx"), "nothing written")
         let open = WorkoutTotalsTests.workout(100, nil, devices: ["Other"])
         try s.store.saveWorkout(open)
-        let r = try HealthGateExecutable.run(["workout", "export", open.uuid.uuidString, "--db", s.path, "--format", "fit", "--output", fit])
+        let r = try await WorkoutTotalsTests.run(["workout", "export", open.uuid.uuidString, "--db", s.path, "--format", "fit", "--output", fit])
         #expect(r.status == 64 && r.stderr.contains("still in progress"), "\(r.stderr)")
-        #expect(try HealthGateExecutable.run(["workout", "export", w.uuid.uuidString, "--db", s.path, "--format", "pdf", "--output", fit]).status == 64)
+        #expect(try await WorkoutTotalsTests.run(["workout", "export", w.uuid.uuidString, "--db", s.path, "--format", "pdf", "--output", fit]).status == 64)
     }
 }

@@ -25,6 +25,12 @@ import Testing
 
     static func at(_ s: Double) -> Date { t0.addingTimeInterval(s) }
 
+    /// The built binary with `args`, waited for off the cooperative pool (in the one-thread pool
+    /// pass a blocking wait here would stall every other suite's waiting).
+    static func run(_ args: [String], launcher: URL? = nil) async throws -> HealthGateExecutable.Result {
+        try await offThread { try launcher.map { try HealthGateExecutable.run(args, launcher: $0) } ?? HealthGateExecutable.run(args) }
+    }
+
     static func hr(_ bpm: Double, _ s: Double, device: String = "Strap") throws -> QuantitySample {
         try QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: at(s), end: at(s),
                            source: source, device: Device(name: device))
