@@ -48,6 +48,9 @@ final class XMLByteStream {
             try? out.fileHandleForWriting.close()
             try? err.fileHandleForWriting.close()
             fd = out.fileHandleForReading.fileDescriptor
+            // A 1 MiB pipe (F_SETPIPE_SZ; the default is 64 KiB): a read takes a whole chunk, and
+            // unzip can run further ahead of the parser.
+            _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
             process = p
             stderrPipe = err
         }

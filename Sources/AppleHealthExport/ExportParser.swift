@@ -26,17 +26,31 @@ final class ExportParser {
     private var lastDelivery: Int64 = 0
 
     // Decoded values by raw bytes (see ByteCache).
-    private var typeCache = ByteCache<(name: String, type: QuantityType?)>(size: 8)
+    /// A record type: its name, its HealthGate type and canonical unit (looked up once: the
+    /// canonical unit is behind a lock in HealthModel), its slot in ``typeCounts``.
+    private struct KnownType {
+        var name: String
+        var type: QuantityType?
+        var canonical: HealthUnit
+        var slot: Int
+    }
+    private var typeCache = ByteCache<KnownType>(size: 8)
+    /// Samples per HealthGate type, by slot (copied into the report at each delivery).
+    private var typeCounts: [Int] = []
+    private var countedTypes: [String] = []
     private var nameCache = ByteCache<String>()
     private var versionCache = ByteCache<String?>()
     private var deviceCache = ByteCache<Device?>()
-    private var unitCache: [String: Result<HealthUnit, HealthModelError>] = [:]
+    private var unitCache = ByteCache<Result<HealthUnit, HealthModelError>>(size: 8)
+    private var lastSource: Source?
 
     /// The record being read.
     private struct PendingRecord {
         var line: Int
         var typeName: String
         var type: QuantityType
+        var canonical: HealthUnit
+        var slot: Int
         var problem: String?
         var value = 0.0
         var unit = HealthUnit.count
@@ -84,6 +98,7 @@ final class ExportParser {
         defer {
             report.bytesRead = scanner.bytesConsumed
             report.lines = scanner.line
+            countSamples()
         }
         while true {
             let token: XMLScanner.Token
@@ -120,7 +135,16 @@ final class ExportParser {
         lastDelivery = scanner.bytesConsumed
         report.bytesRead = scanner.bytesConsumed
         report.lines = scanner.line
+        countSamples()
         try body(b)
+    }
+
+    /// The per-type counts into the report (they are counted by slot on the hot path).
+    private func countSamples() {
+        for (slot, identifier) in countedTypes.enumerated() where typeCounts[slot] > 0 {
+            report.samples[identifier, default: 0] += typeCounts[slot]
+            typeCounts[slot] = 0
+        }
     }
 
     private func malformed(_ reason: String) -> AppleHealthExportError {
@@ -215,7 +239,13 @@ final class ExportParser {
         }
         let known = typeCache.value(for: s.rawValue(type)) {
             let name = s.string(type)
-            return (name, options.types[name])
+            guard let t = options.types[name] else { return KnownType(name: name, type: nil, canonical: .count, slot: -1) }
+            let slot = countedTypes.firstIndex(of: t.identifier) ?? {
+                countedTypes.append(t.identifier)
+                typeCounts.append(0)
+                return countedTypes.count - 1
+            }()
+            return KnownType(name: name, type: t, canonical: t.canonicalUnit, slot: slot)
         }
         guard let qtype = known.type else {
             context = .other
@@ -223,14 +253,17 @@ final class ExportParser {
             return
         }
         context = .record
-        var r = PendingRecord(line: s.line, typeName: known.name, type: qtype)
+        var r = PendingRecord(line: s.line, typeName: known.name, type: qtype, canonical: known.canonical, slot: known.slot)
         defer { record = r }
         func problem(_ p: String) { if r.problem == nil { r.problem = p } }
 
         if let sourceName {
             let name = nameCache.value(for: s.rawValue(sourceName)) { s.string(sourceName) }
             let version = sourceVersion.flatMap { v in versionCache.value(for: s.rawValue(v)) { s.string(v) } }
-            r.source = Source(name: name, identifier: AppleHealthExportReader.sourceIdentifier(name: name), version: version)
+            if let last = lastSource, last.name == name, last.version == version { r.source = last } else {
+                r.source = Source(name: name, identifier: AppleHealthExportReader.sourceIdentifier(name: name), version: version)
+                lastSource = r.source
+            }
         } else {
             problem("it has no sourceName")
         }
@@ -247,18 +280,16 @@ final class ExportParser {
             problem("its value '\(value.map(s.string) ?? "")' is not a number")
         }
         if let unit {
-            let text = s.string(unit)
-            let parsed: Result<HealthUnit, HealthModelError>
-            if let known = unitCache[text] { parsed = known } else {
-                do { parsed = .success(try HealthUnit(text)) } catch let e as HealthModelError { parsed = .failure(e) } catch {
-                    parsed = .failure(.invalidUnit(text, reason: "\(error)"))
+            let parsed = unitCache.value(for: s.rawValue(unit)) { () -> Result<HealthUnit, HealthModelError> in
+                let text = s.string(unit)
+                do { return .success(try HealthUnit(text)) } catch let e as HealthModelError { return .failure(e) } catch {
+                    return .failure(.invalidUnit(text, reason: "\(error)"))
                 }
-                unitCache[text] = parsed
             }
             switch parsed {
             case .success(let u):
-                if u.isCompatible(with: qtype.canonicalUnit) { r.unit = u } else {
-                    problem("\(HealthModelError.incompatibleUnits(u, qtype.canonicalUnit))".dropLast() + " (a \(qtype.identifier) is in \(qtype.canonicalUnitString))")
+                if u.isCompatible(with: known.canonical) { r.unit = u } else {
+                    problem("\(HealthModelError.incompatibleUnits(u, known.canonical))".dropLast() + " (a \(qtype.identifier) is in \(qtype.canonicalUnitString))")
                 }
             case .failure(let e): problem(String("\(e)".dropLast()))
             }
@@ -331,7 +362,7 @@ final class ExportParser {
             if let v = r.syncVersion { r.metadata.user["appleHealth:HKMetadataKeySyncVersion"] = .string(v) }
         }
         let start = r.start.date, end = r.end.date
-        let canonical = (try? r.unit.convert(r.value, to: r.type.canonicalUnit)) ?? r.value
+        let canonical = (try? r.unit.convert(r.value, to: r.canonical)) ?? r.value
         let uuid = ContentIdentity.sample(type: r.type.identifier, source: r.source.name, start: start, end: end, canonicalValue: canonical)
         let sample: QuantitySample
         do {
@@ -341,7 +372,7 @@ final class ExportParser {
             return bad(r.line, r.typeName, String("\(error)".dropLast()))
         }
         batch.append(sample)
-        report.samples[r.type.identifier, default: 0] += 1
+        typeCounts[r.slot] += 1
         if options.heartbeatSamples, !r.beats.isEmpty { heartbeats(r, of: sample) }
     }
 
