@@ -109,7 +109,7 @@ public struct AppleHealthExportReport: Sendable {
     public var bytesRead: Int64 = 0
     /// The XML's size, when known.
     public var totalBytes: Int64?
-    /// Lines read.
+    /// The line of the last tag read (the document's last line when it is complete).
     public var lines = 0
     /// Whether the whole document was read (false after an error or a stop).
     public var complete = false
