@@ -157,6 +157,13 @@ let package = Package(
         .target(name: "SampleExport",
                 dependencies: ["HealthModel", "HealthStore", "Sysexits", .product(name: "Crypto", package: "swift-crypto")]),
 
+        // Apple Health's export.zip / export.xml streamed into samples, workouts and a report (docs/apple-health.md):
+        // a hand-written scanner of the export's flat XML, `unzip -p` for the zip, content-derived UUIDs.
+        .target(name: "AppleHealthExport", dependencies: ["HealthModel", .product(name: "Crypto", package: "swift-crypto")],
+                exclude: ["Bench"]),
+        // Its measuring child: reads an export keeping nothing, prints speed and peak RSS (the memory test, docs/apple-health.md).
+        .executableTarget(name: "apple-health-bench", dependencies: ["AppleHealthExport", "HealthModel"], path: "Sources/AppleHealthExport/Bench"),
+
         // Workouts' totals from the samples inside them: duration, energy, steps, distance, heart
         // rate, time in five heart-rate zones, heart rate per minute.
         .target(name: "WorkoutSummary", dependencies: ["HealthModel", "HealthStore", "Sysexits", "WorkoutFiles"]),
@@ -201,6 +208,8 @@ let package = Package(
                     exclude: ["neurokit_hrv.py", "hrv-requirements.txt"]),
         .testTarget(name: "ExportTests", dependencies: ["SampleExport", "HealthStore", "HealthModel", "HealthGateTesting"],
                     exclude: ["validate_export.py", "interop-requirements.txt", "OpenMHealthSchemas"]),
+        .testTarget(name: "AppleHealthExportTests", dependencies: ["AppleHealthExport", "HealthModel", "HealthGateTesting"],
+                    exclude: ["make_export.py"]),
         .testTarget(name: "WorkoutTests", dependencies: ["WorkoutSummary", "HealthStore", "HealthModel", "HealthGateTesting"]),
         // The workout files read back by independent PyPI readers (garmin-fit-sdk, fitdecode, tcxreader,
         // gpxpy; GPX against its XSD with lxml) through .venv-workout-files.

@@ -1,0 +1,167 @@
+import Foundation
+import HealthModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads Apple Health's export (`export.zip`, or the `export.xml` inside it) as a stream:
+/// quantity records of the mapped types become ``QuantitySample``s, `<Workout>`s become
+/// ``AppleHealthWorkout``s, both delivered in batches to a closure, with a report of everything
+/// else (docs/apple-health.md).
+///
+/// Memory stays bounded whatever the export's size: the XML is read in 1 MiB chunks (a zip
+/// through `unzip -p`), one record is assembled at a time, and at most one batch is held.
+/// Every sample and workout gets a UUID derived from its content, so importing the same export
+/// twice, or a newer one, adds only what is new to a store that drops known UUIDs.
+///
+/// ```swift
+/// let reader = try AppleHealthExportReader(path: "export.zip")
+/// var report = AppleHealthExportReport()
+/// try reader.read(into: &report) { batch in
+///     try writer.save(batch.samples)        // the integrator's store
+///     progress(batch.bytesRead, batch.totalBytes)
+/// }
+/// ```
+public struct AppleHealthExportReader: Sendable {
+    /// How to read.
+    public struct Options: Sendable {
+        /// Samples per batch (1 or more). Workouts ride with the batch being filled.
+        public var batchSize: Int
+        /// Whether the heartbeat lists of SDNN records become heart-rate samples with RR intervals.
+        public var heartbeatSamples: Bool
+        /// How many bad records the report lists (all are counted).
+        public var maxBadRecordsKept: Int
+        /// Apple's type identifiers and the HealthGate types they become; others are counted as unknown.
+        public var types: [String: QuantityType]
+        /// A batch without samples is delivered after this many bytes without one, so a progress
+        /// bar moves through long stretches of types that are not imported.
+        public var progressBytes: Int64
+
+        public init(batchSize: Int = 5000, heartbeatSamples: Bool = true, maxBadRecordsKept: Int = 1000,
+                    types: [String: QuantityType] = AppleHealthExportReader.standardTypes, progressBytes: Int64 = 16 << 20) {
+            precondition(batchSize >= 1, "a batch holds at least one sample")
+            self.batchSize = batchSize
+            self.heartbeatSamples = heartbeatSamples
+            self.maxBadRecordsKept = maxBadRecordsKept
+            self.types = types
+            self.progressBytes = progressBytes
+        }
+    }
+
+    /// The record types read by default and the types they become.
+    public static let standardTypes: [String: QuantityType] = [
+        "HKQuantityTypeIdentifierHeartRate": .heartRate,
+        "HKQuantityTypeIdentifierRestingHeartRate": .restingHeartRate,
+        "HKQuantityTypeIdentifierHeartRateVariabilitySDNN": .heartRateVariabilitySDNN,
+        "HKQuantityTypeIdentifierStepCount": .stepCount,
+        "HKQuantityTypeIdentifierActiveEnergyBurned": .activeEnergyBurned,
+        "HKQuantityTypeIdentifierDistanceWalkingRunning": .distanceWalkingRunning,
+        "HKQuantityTypeIdentifierBodyMass": .bodyMass,
+    ]
+
+    /// The source identifier of samples an export says `sourceName` wrote. The export has no
+    /// bundle identifiers, so HealthGate names the source in a namespace of its own.
+    public static func sourceIdentifier(name: String) -> String { "apple-health:" + name }
+
+    /// The path given.
+    public let path: String
+    /// What it is: the XML itself, or a zip and its entry.
+    public let input: AppleHealthExportInput
+    /// The XML's size in bytes (for a zip, the entry's uncompressed size).
+    public let totalBytes: Int64?
+    /// How it reads.
+    public let options: Options
+
+    /// Opens `path` far enough to know what it is: a zip (its directory read, the export entry
+    /// found) or an XML file.
+    /// - Throws: ``AppleHealthExportError`` when the file is missing, unreadable, not an export,
+    ///   or a zip without `export.xml`.
+    public init(path: String, options: Options = Options()) throws(AppleHealthExportError) {
+        self.path = path
+        self.options = options
+        var st = stat()
+        guard stat(path, &st) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { throw AppleHealthExportError.fileMissing(path: path) }
+            throw AppleHealthExportError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        guard (st.st_mode & S_IFMT) != S_IFDIR else {
+            throw AppleHealthExportError.unreadable(path: path, reason: "it is a directory (give the export.xml inside it)")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw AppleHealthExportError.unreadable(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 64)
+        let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, 64) }
+        guard n >= 0 else { throw AppleHealthExportError.unreadable(path: path, reason: String(cString: strerror(errno))) }
+        head = Array(head.prefix(n))
+        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
+            let entries = try ZipDirectory.entries(fd: fd, size: Int64(st.st_size), path: path)
+            guard let entry = ZipDirectory.exportEntry(entries) else {
+                throw AppleHealthExportError.noExportXML(path: path, entries: entries.map(\.name))
+            }
+            input = .zip(entry: entry.name)
+            totalBytes = entry.uncompressedSize
+        } else {
+            var body = head[...]
+            if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+            let first = body.first { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
+            guard first == 0x3C else {
+                throw AppleHealthExportError.notAnExport(path: path, reason: n == 0 ? "it is empty" : "it is neither a zip archive nor XML")
+            }
+            input = .xml
+            totalBytes = Int64(st.st_size)
+        }
+    }
+
+    /// Reads the export, handing `body` batches of samples and workouts, and fills in `report`
+    /// as it goes (so it says how far the reading got when it stops early).
+    /// - Throws: ``AppleHealthExportError`` when the XML is malformed (samples before the line
+    ///   named were delivered) or `unzip` fails; whatever `body` throws, which stops the reading.
+    public func read(into report: inout AppleHealthExportReport, _ body: (AppleHealthExportBatch) throws -> Void) throws {
+        let stream = try XMLByteStream(path: path, input: input)
+        defer { stream.close() }
+        let parser = ExportParser(scanner: XMLScanner(source: stream, path: path), path: path, options: options, totalBytes: totalBytes)
+        parser.report = report
+        parser.report.totalBytes = totalBytes
+        defer { report = parser.report }
+        try parser.run(body)
+        try stream.finish()
+        parser.report.complete = true
+    }
+
+    /// Reads the export (see ``read(into:_:)``) and returns the report.
+    public func read(_ body: (AppleHealthExportBatch) throws -> Void) throws -> AppleHealthExportReport {
+        var report = AppleHealthExportReport()
+        try read(into: &report, body)
+        return report
+    }
+}
+
+/// A few recent values by the raw bytes they were made from: records of one type from one
+/// source and device come in runs, so their strings are decoded once per run, not per record.
+struct ByteCache<Value> {
+    private var keys: [[UInt8]] = []
+    private var values: [Value] = []
+    private var next = 0
+    private let size: Int
+
+    init(size: Int = 4) { self.size = size }
+
+    mutating func value(for raw: UnsafeBufferPointer<UInt8>, make: () -> Value) -> Value {
+        for k in keys.indices where keys[k].count == raw.count {
+            if raw.isEmpty || keys[k].withUnsafeBufferPointer({ memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 }) {
+                return values[k]
+            }
+        }
+        let v = make()
+        if keys.count < size {
+            keys.append(Array(raw))
+            values.append(v)
+        } else {
+            keys[next] = Array(raw)
+            values[next] = v
+            next = (next + 1) % size
+        }
+        return v
+    }
+}

@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+
+/// The UUIDs an import gives what the export names no UUID for: derived from content, so the
+/// same sample in this export, a re-export or a newer export gets the same UUID, and the store's
+/// "UUID already stored → duplicate" rule drops it (docs/apple-health.md, "Identity").
+///
+/// A UUID is the first 16 bytes of the SHA-256 of a tagged list of fields, with RFC 9562's
+/// version 8 (custom) and variant bits. The fields are those an export writes the same way
+/// every time: not the device text (its object address changes per export), not the unit or the
+/// value as written (a phone's locale turns `kcal` into `Cal`: the value in the canonical unit
+/// is hashed, to a millionth), not metadata (keys come and go between iOS versions).
+enum ContentIdentity {
+    /// Fields are appended as length-prefixed bytes and little-endian integers, so no two
+    /// different field lists give the same bytes.
+    struct Fields {
+        private(set) var bytes: [UInt8] = []
+
+        init(_ tag: StaticString) {
+            bytes.reserveCapacity(160)
+            append(tag)
+        }
+
+        mutating func append(_ s: StaticString) {
+            append(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+        }
+
+        mutating func append(_ s: String) {
+            var copy = s
+            copy.withUTF8 { append($0) }
+        }
+
+        mutating func append(_ b: UnsafeBufferPointer<UInt8>) {
+            append(Int64(b.count))
+            bytes.append(contentsOf: b)
+        }
+
+        mutating func append(_ v: Int64) {
+            withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+
+        /// Milliseconds since 1970, rounded.
+        mutating func append(_ date: Date) {
+            append(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        }
+
+        /// A value in a canonical unit, to a millionth (clamped far outside any plausible range).
+        mutating func append(value: Double) {
+            append(Int64((max(-9e12, min(9e12, value)) * 1e6).rounded()))
+        }
+
+        /// The version 8 UUID of these fields.
+        var uuid: UUID {
+            let digest = SHA256.hash(data: bytes)
+            return digest.withUnsafeBytes { raw in
+                var b = Array(raw.prefix(16))
+                b[6] = (b[6] & 0x0F) | 0x80   // version 8
+                b[8] = (b[8] & 0x3F) | 0x80   // variant 10
+                return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+                                   b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            }
+        }
+    }
+
+    /// A sample: its HealthGate type, source name, start, end and value in the canonical unit.
+    static func sample(type: String, source: String, start: Date, end: Date, canonicalValue: Double) -> UUID {
+        var f = Fields("apple-health-sample/1")
+        f.append(type)
+        f.append(source)
+        f.append(start)
+        f.append(end)
+        f.append(value: canonicalValue)
+        return f.uuid
+    }
+
+    /// A workout: its activity as written, source name, start and end.
+    static func workout(activity: String, source: String, start: Date, end: Date) -> UUID {
+        var f = Fields("apple-health-workout/1")
+        f.append(activity)
+        f.append(source)
+        f.append(start)
+        f.append(end)
+        return f.uuid
+    }
+
+    /// Run `index` of the beats listed with the SDNN sample `sdnn`.
+    static func beats(of sdnn: UUID, run index: Int) -> UUID {
+        var f = Fields("apple-health-beats/1")
+        f.append(sdnn.uuidString)
+        f.append(Int64(index))
+        return f.uuid
+    }
+}
