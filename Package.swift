@@ -143,11 +143,11 @@ let package = Package(
         // Which sysexits code each module's failure exits with: the conformances both executables link.
         .target(name: "ModuleExitCodes",
                 dependencies: ["Sysexits", "AccessTokens", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
-                               "Capture", "HealthGateConfiguration", "Gateway"]),
+                               "Capture", "HealthGateConfiguration", "Gateway", "AppleHealthExport"]),
 
         // `import`'s work: a file of samples streamed, parsed, saved in batches through the bulk
         // writer, bad records reported, progress on a terminal.
-        .target(name: "SampleImport", dependencies: ["HealthModel", "HealthStore", "Sysexits", "ModuleExitCodes"]),
+        .target(name: "SampleImport", dependencies: ["HealthModel", "HealthStore", "Sysexits", "ModuleExitCodes", "AppleHealthExport"]),
 
         // Heart-rate variability from stored RR intervals: artefact correction (Lipponen &
         // Tarvainen 2019), time-domain measures, windows.
@@ -208,7 +208,7 @@ let package = Package(
                     exclude: ["neurokit_hrv.py", "hrv-requirements.txt"]),
         .testTarget(name: "ExportTests", dependencies: ["SampleExport", "HealthStore", "HealthModel", "HealthGateTesting"],
                     exclude: ["validate_export.py", "interop-requirements.txt", "OpenMHealthSchemas"]),
-        .testTarget(name: "AppleHealthExportTests", dependencies: ["AppleHealthExport", "HealthModel", "HealthGateTesting"],
+        .testTarget(name: "AppleHealthExportTests", dependencies: ["AppleHealthExport", "HealthModel", "HealthStore", "HealthGateTesting"],
                     exclude: ["make_export.py"]),
         .testTarget(name: "WorkoutTests", dependencies: ["WorkoutSummary", "HealthStore", "HealthModel", "HealthGateTesting"]),
         // The workout files read back by independent PyPI readers (garmin-fit-sdk, fitdecode, tcxreader,

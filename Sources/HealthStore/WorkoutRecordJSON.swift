@@ -32,7 +32,7 @@ public enum WorkoutRecordJSON {
 
     /// Why a workout read from a file cannot be stored (it ends before it starts, its events do
     /// not alternate within it), or nil.
-    static func problem(_ w: Workout) -> String? {
+    package static func problem(_ w: Workout) -> String? {
         if let end = w.end, end < w.start { return "the workout ends (\(ISO8601.string(end))) before it starts (\(ISO8601.string(w.start)))" }
         return WorkoutTable.problem(events: w.events, start: w.start, end: w.end).map { "the workout's events: \($0)" }
     }

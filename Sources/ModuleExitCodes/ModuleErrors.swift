@@ -1,4 +1,5 @@
 import AccessTokens
+import AppleHealthExport
 import BluetoothLinux
 import Capture
 import HealthGateConfiguration
@@ -14,6 +15,17 @@ import Udev
 // (`healthgate`, `healthgate-bench`) exit by, through Sysexits' `ExitCodeMapping`, which finds
 // these conformances at run time. They live here, above the modules they name, so that Sysexits
 // itself depends on none of them and any module (HTTPAPI) can use its output conventions.
+
+extension AppleHealthExportError: SysexitConvertible {
+    package var sysexit: Sysexit {
+        switch self {
+        case .fileMissing: .noInput
+        case .unreadable: .ioError
+        case .notAnExport, .noExportXML, .malformedXML, .unzipFailed: .dataError
+        case .unzipMissing: .unavailable
+        }
+    }
+}
 
 extension SerialPortError: SysexitConvertible {
     package var sysexit: Sysexit {

@@ -27,8 +27,13 @@ struct ImportCommand: ParsableCommand {
             Use '-' to read standard input. In a JSON array, bad elements are reported and skipped the same way, \
             by element number (and the line it starts on); a file that is not an array at all exits 65.
 
+            --apple-health reads the Health app's export (Profile → Export All Health Data) as a stream, zip or \
+            xml, with a progress line; samples and workouts get UUIDs from their content, so importing the same or \
+            a newer export again adds only what is new (docs/apple-health.md).
+
             Examples:
               healthgate import --jsonl steps.jsonl
+              healthgate import --apple-health ~/Downloads/export.zip
               healthgate samples --json --db old.sqlite > all.json && healthgate import --json-array all.json
             """)
 
@@ -40,6 +45,9 @@ struct ImportCommand: ParsableCommand {
     @Option(name: .customLong("json-array"),
             help: ArgumentHelp("A JSON array of samples, as 'samples --json' prints it ('-' for standard input).", valueName: "file"))
     var jsonArray: String?
+
+    @Option(help: ArgumentHelp("Apple Health's export.zip (or the export.xml in it): heart rate, resting heart rate, HRV (with beat-to-beat RR), steps, active energy, distance, body mass and workouts (docs/apple-health.md).", valueName: "file"))
+    var appleHealth: String?
 
     @Flag(help: "Refuse the whole file if any line is bad (default: skip bad lines, save the rest).")
     var allOrNothing = false
@@ -54,12 +62,12 @@ struct ImportCommand: ParsableCommand {
     /// Exactly one file option. Checked in `run`, not `validate`: ArgumentParser validates while
     /// it prints `--help`, which would print this sentence under the help.
     private func checkFileOptions() throws {
-        switch (jsonl, jsonArray) {
-        case (nil, nil):
-            throw CLIFailure("import needs a file: --jsonl FILE (one sample per line) or --json-array FILE (a JSON array, as 'samples --json' prints).", code: .usage)
-        case (.some, .some):
-            throw CLIFailure("--jsonl and --json-array cannot be used together: import one file at a time.", code: .usage)
-        default: break
+        switch [jsonl, jsonArray, appleHealth].compactMap({ $0 }).count {
+        case 0:
+            throw CLIFailure("import needs a file: --jsonl FILE (one sample per line), --json-array FILE (a JSON array, as 'samples --json' prints) or --apple-health export.zip.", code: .usage)
+        case 1: break
+        default:
+            throw CLIFailure("--jsonl, --json-array and --apple-health cannot be used together: import one file at a time.", code: .usage)
         }
     }
 
@@ -68,6 +76,7 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         try checkFileOptions()
+        if let appleHealth { return try importAppleHealth(appleHealth) }
         // The work (streaming, parsing, batches, progress, the sentences) is SampleImport's.
         let job = FileImport(path: jsonl ?? jsonArray ?? "-", array: jsonArray != nil, allOrNothing: allOrNothing, batch: batch)
         var report = ImportReport(array: job.array)
@@ -84,6 +93,22 @@ struct ImportCommand: ParsableCommand {
         } else {
             print(job.summaryLine(report))
         }
+        if let skipped { throw skipped }
+    }
+
+    /// `--apple-health`: the export streamed into the store (SampleImport's AppleHealthImport).
+    private func importAppleHealth(_ path: String) throws {
+        let job = AppleHealthImport(path: path)
+        var report = AppleHealthImport.Report()
+        do {
+            try job.run(into: &report, openStore: store.open)
+        } catch {
+            let (message, code) = ExitCodeMapping.describe(error)
+            if json { try JSONOutput.emit(report.jsonObject(error: message)) }
+            throw CLIFailure(message, code: code)
+        }
+        let skipped = report.skippedRecordsFailure(path: path)
+        if json { try JSONOutput.emit(report.jsonObject(error: skipped?.message)) } else { report.lines(path: path).forEach { print($0) } }
         if let skipped { throw skipped }
     }
 }
