@@ -76,39 +76,33 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         try checkFileOptions()
-        if let appleHealth { return try importAppleHealth(appleHealth) }
         // The work (streaming, parsing, batches, progress, the sentences) is SampleImport's.
-        let job = FileImport(path: jsonl ?? jsonArray ?? "-", array: jsonArray != nil, allOrNothing: allOrNothing, batch: batch)
-        var report = ImportReport(array: job.array)
-        do {
-            try job.run(into: &report, openStore: store.open)
-        } catch {
-            let (message, code) = ExitCodeMapping.describe(error)
-            if json { try JSONOutput.emit(report.jsonObject(error: message)) }
-            throw CLIFailure(message, code: code)
-        }
-        let skipped = job.skippedRecordsFailure(report)
-        if json {
-            try JSONOutput.emit(report.jsonObject(error: skipped?.message))
+        if let appleHealth {
+            let job = AppleHealthImport(path: appleHealth)
+            var report = AppleHealthImport.Report()
+            try finish(report: &report, work: { try job.run(into: &$0, openStore: store.open) }, json: { $0.jsonObject(error: $1) },
+                       skipped: { $0.skippedRecordsFailure(path: appleHealth) }, lines: { $0.lines(path: appleHealth) })
         } else {
-            print(job.summaryLine(report))
+            let job = FileImport(path: jsonl ?? jsonArray ?? "-", array: jsonArray != nil, allOrNothing: allOrNothing, batch: batch)
+            var report = ImportReport(array: job.array)
+            try finish(report: &report, work: { try job.run(into: &$0, openStore: store.open) }, json: { $0.jsonObject(error: $1) },
+                       skipped: job.skippedRecordsFailure, lines: { [job.summaryLine($0)] })
         }
-        if let skipped { throw skipped }
     }
 
-    /// `--apple-health`: the export streamed into the store (SampleImport's AppleHealthImport).
-    private func importAppleHealth(_ path: String) throws {
-        let job = AppleHealthImport(path: path)
-        var report = AppleHealthImport.Report()
+    /// Runs an import's `work` and prints its report (text or `--json`) in every outcome; a
+    /// failure exits with its sentence and code, skipped records with 65 after the summary.
+    private func finish<Report>(report: inout Report, work: (inout Report) throws -> Void, json object: (Report, String?) -> [String: Any],
+                                skipped: (Report) -> CLIFailure?, lines: (Report) -> [String]) throws {
         do {
-            try job.run(into: &report, openStore: store.open)
+            try work(&report)
         } catch {
             let (message, code) = ExitCodeMapping.describe(error)
-            if json { try JSONOutput.emit(report.jsonObject(error: message)) }
+            if json { try JSONOutput.emit(object(report, message)) }
             throw CLIFailure(message, code: code)
         }
-        let skipped = report.skippedRecordsFailure(path: path)
-        if json { try JSONOutput.emit(report.jsonObject(error: skipped?.message)) } else { report.lines(path: path).forEach { print($0) } }
-        if let skipped { throw skipped }
+        let failure = skipped(report)
+        if json { try JSONOutput.emit(object(report, failure?.message)) } else { lines(report).forEach { print($0) } }
+        if let failure { throw failure }
     }
 }
