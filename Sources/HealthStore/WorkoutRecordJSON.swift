@@ -25,11 +25,6 @@ public enum WorkoutRecordJSON {
          "hasMore": page.hasMore]
     }
 
-    /// Whether `text` (one record) is a workout's: a fast look for `"kind"` naming one.
-    public static func isWorkout(_ text: String) -> Bool {
-        text.contains("\"kind\"") && text.contains("\"workout\"")
-    }
-
     /// Why a workout read from a file cannot be stored (it ends before it starts, its events do
     /// not alternate within it), or nil.
     package static func problem(_ w: Workout) -> String? {
@@ -37,14 +32,16 @@ public enum WorkoutRecordJSON {
         return WorkoutTable.problem(events: w.events, start: w.start, end: w.end).map { "the workout's events: \($0)" }
     }
 
-    /// The workout a record describes, checked as the store will check it.
+    /// The workout a record describes, checked as the store will check it; nil when the record
+    /// is not a workout's (no top-level `"kind": "workout"`: a sample, whose metadata or names
+    /// may well contain those words).
     /// - Throws: ``SampleJSON/DecodeError`` naming the field that is missing or wrong, or why
     ///   the workout cannot be (its end before its start, events that do not alternate).
-    public static func workout(fromLine text: String) throws -> Workout {
-        guard let o = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
-            throw SampleJSON.DecodeError(message: "not a JSON object")
-        }
-        guard o["kind"] as? String == "workout" else { throw SampleJSON.DecodeError(message: "\"kind\" must be \"workout\"") }
+    public static func workout(fromLine text: String) throws -> Workout? {
+        // A cheap look first: most records the fast parser declines are samples.
+        guard text.contains("\"workout\""),
+              let o = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+              o["kind"] as? String == "workout" else { return nil }
         func date(_ key: String, _ v: Any?) throws -> Date {
             guard let s = v as? String, let d = ISO8601.date(s) else {
                 throw SampleJSON.DecodeError(message: "\"\(key)\" must be an ISO 8601 date-time with Z or an offset")

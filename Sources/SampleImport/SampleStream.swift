@@ -86,9 +86,7 @@ struct SampleStream {
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
             if text.isEmpty, !array { continue }
             do {
-                if WorkoutRecordJSON.isWorkout(text) {
-                    return (.workout(try WorkoutRecordJSON.workout(fromLine: text)), number)
-                }
+                if let w = try WorkoutRecordJSON.workout(fromLine: text) { return (.workout(w), number) }
                 return (.sample(try SampleJSON.sample(fromLine: text, registry: registry)), number)
             } catch {
                 skip(&p, number, line, "\(error)")

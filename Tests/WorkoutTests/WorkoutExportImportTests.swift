@@ -54,6 +54,9 @@ import Testing
             #"{"kind":"workout","uuid":"0195a1b2-0000-7000-8000-000000000002","activity":"running","start":"2026-11-02T08:00:00Z","end":"2026-11-02T07:00:00Z","source":"Me"}"#,
             #"{"kind":"workout","uuid":"0195a1b2-0000-7000-8000-000000000003","activity":"parkour","start":"2026-11-02T08:00:00Z","source":"Me"}"#,
             #"{"kind":"workout","uuid":"0195a1b2-0000-7000-8000-000000000004","activity":"yoga","start":"2026-11-02T08:00:00Z","end":"2026-11-02T09:00:00Z","events":[{"kind":"resume","date":"2026-11-02T08:10:00Z"}],"source":"Me"}"#,
+            // A sample whose metadata says "kind": "workout" (and an escape the fast parser
+            // leaves to Foundation's) is a sample: it was once read as a bad workout and lost.
+            #"{"type":"stepCount","value":5,"unit":"count","start":"2026-11-02T08:00:00Z","end":"2026-11-02T08:01:00Z","source":"a\"b","metadata":{"kind":"workout"}}"#,
         ]
         try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let r = try await WorkoutTotalsTests.run(["import", "--db", s.path, "--jsonl", file])
@@ -62,5 +65,7 @@ import Testing
         #expect(r.stderr.contains("bad.jsonl:3: skipped: \"activity\" must be one of HealthKit's activity types"), "\(r.stderr)")
         #expect(r.stderr.contains("bad.jsonl:4: skipped: the workout's events: it is not paused"), "\(r.stderr)")
         #expect(try s.store.workouts().count == 1)
+        #expect(try s.store.count(SampleQuery(type: .stepCount)) == 1, "the sample line is stored: \(r.stderr)")
+        #expect(!r.stderr.contains("bad.jsonl:5"))
     }
 }
