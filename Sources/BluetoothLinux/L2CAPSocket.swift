@@ -41,6 +41,9 @@ package final class L2CAPSocket: @unchecked Sendable {
     package let address: BluetoothAddress
     /// Its address type.
     package let addressType: AddressType
+    /// The kernel's id of the adapter the link goes through (found when it connected), to tell
+    /// a link that ended because that adapter was powered off or removed.
+    package let adapterID: Int32?
     private let fdState: Mutex<Int32>
     private let wake = StopSignal()
 
@@ -49,10 +52,11 @@ package final class L2CAPSocket: @unchecked Sendable {
     /// The largest PDU read at once (the kernel's default LE MTU is well below).
     package static let maxPDU = 1024
 
-    private init(fd: Int32, address: BluetoothAddress, addressType: AddressType) {
+    private init(fd: Int32, address: BluetoothAddress, addressType: AddressType, adapterID: Int32?) {
         self.fdState = Mutex(fd)
         self.address = address
         self.addressType = addressType
+        self.adapterID = adapterID
     }
 
     deinit { close() }
@@ -105,7 +109,9 @@ package final class L2CAPSocket: @unchecked Sendable {
         let flags = SystemCall.setNonBlocking(fd, true)
         if withSockaddr(&remote, { Glibc.connect(fd, $0, $1) }) != 0 {
             let e = errno
-            guard e == EINPROGRESS || e == EAGAIN else { throw BluetoothError(errno: e, during: op) }
+            guard e == EINPROGRESS || e == EAGAIN else {
+                throw BluetoothError(errno: e, during: op).blamingAdapter { Adapter.presence(adapter?.id) }
+            }
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
             if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
             let deadline = SystemCall.monotonicSeconds() + timeout
@@ -123,14 +129,14 @@ package final class L2CAPSocket: @unchecked Sendable {
                 var soError: Int32 = 0
                 var len = socklen_t(MemoryLayout<Int32>.size)
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &len)
-                if soError != 0 { throw BluetoothError(errno: soError, during: op) }
+                if soError != 0 { throw BluetoothError(errno: soError, during: op).blamingAdapter { Adapter.presence(adapter?.id) } }
                 if fds[0].revents & Int16(POLLOUT) != 0 { break }
                 if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { throw BluetoothError(errno: ECONNRESET, during: op) }
             }
         }
         SystemCall.setFlags(fd, flags)
         ok = true
-        return L2CAPSocket(fd: fd, address: address, addressType: type)
+        return L2CAPSocket(fd: fd, address: address, addressType: type, adapterID: adapter?.id ?? localAdapterID(fd))
     }
 
     /// True until ``close()``.
@@ -171,7 +177,7 @@ package final class L2CAPSocket: @unchecked Sendable {
         guard fd >= 0 else { throw BluetoothError(errno: ENOTCONN, during: .io(address)) }
         let n = SystemCall.retrying { pdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
         if n == pdu.count { return }
-        throw BluetoothError(errno: n < 0 ? errno : EIO, during: .io(address))
+        throw linkError(n < 0 ? errno : EIO)
     }
 
     /// Waits for the next ATT PDU.
@@ -196,8 +202,14 @@ package final class L2CAPSocket: @unchecked Sendable {
             if r > 0 { return Array(buf[0..<r]) }
             if r == 0 { throw BluetoothError(.linkLost, "\(address) disconnected.", errno: ECONNRESET) }
             if errno == EAGAIN { continue }
-            throw BluetoothError(errno: errno, during: .io(address))
+            throw linkError(errno)
         }
+    }
+
+    /// The error for a failed read or write on the link, naming the adapter when it was powered
+    /// off or removed under the link (the kernel says only "connection reset").
+    private func linkError(_ code: Int32) -> BluetoothError {
+        BluetoothError(errno: code, during: .io(address)).blamingAdapter { [adapterID] in adapterID.map { Adapter.presence($0) } ?? .up }
     }
 
     /// Shuts the link down and closes the socket. Idempotent, callable from any thread; wakes a
@@ -213,6 +225,20 @@ package final class L2CAPSocket: @unchecked Sendable {
         shutdown(fd, Int32(SHUT_RDWR))
         Glibc.close(fd)
     }
+}
+
+/// The id of the adapter a connected socket is bound to (its local address), or nil.
+private func localAdapterID(_ fd: Int32) -> Int32? {
+    var local = sockaddr_l2()
+    var slen = socklen_t(MemoryLayout<sockaddr_l2>.size)
+    let ok = withUnsafeMutablePointer(to: &local) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &slen) == 0 }
+    }
+    guard ok else { return nil }
+    var text = [CChar](repeating: 0, count: 18)
+    _ = ba2str(&local.l2_bdaddr, &text)
+    let id = hci_devid(text)
+    return id >= 0 ? id : nil
 }
 
 private func setBdaddr(_ b: inout bdaddr_t, _ address: BluetoothAddress) {
@@ -246,7 +272,7 @@ extension L2CAPSocket: ATTBearer {
             switch errno {
             case EAGAIN: continue
             case EBADF: return nil
-            default: throw BluetoothError(errno: errno, during: .io(address))
+            default: throw linkError(errno)
             }
         }
     }

@@ -25,8 +25,8 @@ package protocol IngestSource: Sendable {
 package protocol ReportedBySource: Error {}
 
 /// An error that says whether retrying can help. Sources' errors that do not conform are
-/// retried; a permanent one (no Bluetooth in the kernel, no adapter, missing permissions, a
-/// device that is not a strap) ends the source, and ends an interactive command.
+/// retried; a permanent one (no Bluetooth in the kernel, missing permissions, a device that is
+/// not a strap) ends the source, and ends an interactive command.
 package protocol SourceFailure: Error {
     /// True when no retry can fix it.
     var isPermanent: Bool { get }
@@ -34,10 +34,16 @@ package protocol SourceFailure: Error {
     /// attempt (a kernel connect being cancelled): the pause is then at least the policy's
     /// ``ReconnectPolicy/settlePause``. Default: false.
     var needsSettling: Bool { get }
+    /// Whether what caused this failure has gone away (an adapter powered again), asked every
+    /// ``SourceRunner/readinessPoll`` while the runner pauses before the next attempt: once it
+    /// answers true the attempt starts at once instead of at the end of the pause. Nil (the
+    /// default): the pause is waited in full.
+    var causeCleared: (@Sendable () -> Bool)? { get }
 }
 
 extension SourceFailure {
     package var needsSettling: Bool { false }
+    package var causeCleared: (@Sendable () -> Bool)? { nil }
 }
 
 /// Runs sources on threads of their own, each with its own ring in the pipeline, restarting
@@ -102,6 +108,7 @@ package final class SourceRunner: Sendable {
                 var reported = false
                 var settle = Duration.zero
                 var threw = true
+                var cleared: (@Sendable () -> Bool)?
                 do {
                     try source.run(into: ring, slots: pipeline.slots, stop: stop)
                     logger.debug("\(source.name): attempt \(attempt) returned")
@@ -113,6 +120,7 @@ package final class SourceRunner: Sendable {
                     if stop.isRaised { break }
                     let permanent = (error as? any SourceFailure)?.isPermanent ?? false
                     if (error as? any SourceFailure)?.needsSettling == true { settle = policy.settlePause }
+                    cleared = (error as? any SourceFailure)?.causeCleared
                     guard source.reconnects, !permanent else {
                         logger.error("\(source.name): \(error)")
                         failureObserver.withLock { $0 }?(source.name, error)
@@ -140,7 +148,7 @@ package final class SourceRunner: Sendable {
                 }
                 // A failure the source already reported (a strap's disconnect) is not told twice.
                 if !reported { retryObserver.withLock { $0 }?(source.name, why, pause) }
-                stop.sleep(pause)
+                Self.pause(pause, stop: stop, until: cleared)
             }
             logger.debug("\(source.name): no more attempts (stop raised: \(stop.isRaised))")
             ring.close()
@@ -148,6 +156,22 @@ package final class SourceRunner: Sendable {
             done.signal()
         }
         thread.start()
+    }
+
+    /// How often a pause asks whether a failure's cause has gone away
+    /// (``SourceFailure/causeCleared``).
+    package static let readinessPoll = Duration.milliseconds(100)
+
+    /// Waits `pause`, or less: until stop is raised, or until `cleared` answers true (asked
+    /// after each poll interval, never before the first: an answer that stays true cannot
+    /// make a busy loop of the retries).
+    private static func pause(_ pause: Duration, stop: StopSignal, until cleared: (@Sendable () -> Bool)?) {
+        guard let cleared else { stop.sleep(pause); return }
+        let end = ContinuousClock.now + pause
+        repeat {
+            let left = ContinuousClock.now.duration(to: end)
+            if left <= .zero || stop.sleep(min(left, readinessPoll)) { return }
+        } while !cleared()
     }
 
     /// Raises stop and waits until every source thread has returned (and closed its ring).

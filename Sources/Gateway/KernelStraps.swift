@@ -4,11 +4,18 @@ import Foundation
 import GATT
 
 extension BluetoothError: SourceFailure {
-    /// Errors a retry cannot fix: no Bluetooth in the kernel, no adapter, missing permissions,
-    /// a device that is not what was asked for, a failed pairing.
+    /// Errors a retry cannot fix: no Bluetooth in the kernel, missing permissions, a device
+    /// that is not what was asked for, a failed pairing.
+    ///
+    /// No adapter is *not* one of them: once a source runs, an adapter that is not there yet
+    /// or any more comes back by itself — a Raspberry Pi's built-in controller is registered
+    /// by `hciuart.service`, often after the daemon started; a USB dongle re-enumerates after
+    /// a reset or a brown-out (the real-stack `adapter-reset` scenario). The source retries
+    /// with the usual backoff and says so once. Front-ends that must fail fast without an
+    /// adapter (`scan`, `pair`, `live`) check for one before they start.
     package var isPermanent: Bool {
         switch kind {
-        case .notInKernel, .noAdapter, .permissionDenied, .notSupported, .pairingFailed: true
+        case .notInKernel, .permissionDenied, .notSupported, .pairingFailed: true
         default: false
         }
     }
@@ -23,6 +30,17 @@ extension BluetoothError: SourceFailure {
     /// `many-straps` scenario: seven straps started at once, the last one's connect timing out
     /// while the kernel connected the others one at a time; docs/bluetooth-linux.md).
     package var needsSettling: Bool { kind == .connectTimeout }
+
+    /// An adapter that was powered off or missing is asked for while the runner pauses: the
+    /// strap is tried again as soon as one is powered (the real-stack `adapter-reset`
+    /// scenario holds the daemon to 5 s from power-on to notifications; with the policy's 2 s
+    /// pauses and the kernel connecting straps one at a time, waiting out the pause came close).
+    /// When some adapter is powered already (the failure is about another one, named with
+    /// `--adapter`), there is nothing to wait for: the pause is waited in full.
+    package var causeCleared: (@Sendable () -> Bool)? {
+        guard kind == .adapterDown || kind == .noAdapter, !Adapter.anyPowered else { return nil }
+        return { Adapter.anyPowered }
+    }
 }
 
 extension StrapSession.Strap {

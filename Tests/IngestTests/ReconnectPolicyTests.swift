@@ -157,6 +157,27 @@ struct ReconnectPolicyTests {
         #expect(seen.pauses.withLock { $0 }.isEmpty)
     }
 
+    /// No adapter is not permanent once a source runs: the Pi's built-in controller appears
+    /// after `hciuart.service`, a dongle re-enumerates after a reset. The strap is tried again
+    /// and connects when the adapter is there (the real-stack `adapter-reset` scenario does it
+    /// against the kernel).
+    @Test func aMissingAdapterIsWaitedFor() async throws {
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let seen = Seen()
+        let attempts = Atomic<Int>(0)
+        let (runner, pipeline) = try Self.start({ target, _ in
+            if attempts.add(1, ordering: .relaxed).newValue <= 2 {
+                throw BluetoothError(errno: EHOSTUNREACH, during: .connect(target.address, timeoutSeconds: 1))
+                    .blamingAdapter { .absent }
+            }
+            return try strap.connectSocketPair()
+        }, seen: seen)
+        #expect(await eventually { seen.connected == [1] })
+        _ = await offThread { runner.stopAll(); return pipeline.stop() }
+        #expect(seen.failures.withLock { $0 }.isEmpty)
+        #expect(seen.pauses.withLock { $0.count } == 2)
+    }
+
     @Test func permanentErrorsEndAnInteractiveSession() async throws {
         let session = try StrapSession(straps: [StrapSession.Strap(name: "strap", localIdentifier: "F0:F1:F2:F3:F4:F5") { _ in
             throw BluetoothError(errno: EAFNOSUPPORT, during: .open(adapter: nil))
