@@ -80,8 +80,13 @@ final class DeviceBoard: DaemonStatus {
             d.rssi = dBm
             remember(d)
         case .disconnected(let reason):
+            // Nothing of the link's stays as if current: no signal strength, and no heart rate or
+            // contact (a strap out of range must not show its last bpm as its bpm); its last
+            // sample's time stays (`lastSample`), which is what happened.
             d.connected = false
             d.rssi = nil
+            d.heartRate = nil
+            d.contact = nil
             remember(d)
             publish("disconnected", d, ["reason": reason])
         case .subscribed:
@@ -120,7 +125,9 @@ final class DeviceBoard: DaemonStatus {
                 if e[local] == nil { order.withLock { $0.append(local) } }
                 let end = Date(timeIntervalSince1970: r.end)
                 if d.lastSample.map({ end > $0 }) ?? true { d.lastSample = end }
-                if r.typeSlot == heartRateSlot {
+                // A batch committed after the link went down (up to a flush interval later) does
+                // not bring its last bpm back as current.
+                if r.typeSlot == heartRateSlot, d.connected != false {
                     d.heartRate = r.value
                     let contact: Bool? = r.flags.contains(.contactSupported) ? r.flags.contains(.contactDetected) : nil
                     if contact != d.contact, let contact {

@@ -56,9 +56,11 @@ package struct ManagedDevice: Sendable, Equatable {
     package var rssi: Int?
     /// When its last sample was committed (its end time).
     package var lastSample: Date?
-    /// The sensor contact its last heart-rate sample reported (nil: the strap does not say).
+    /// The sensor contact its last heart-rate sample reported while connected (nil: the strap
+    /// does not say, or its link is down).
     package var contact: Bool?
-    /// Its last heart rate, count/min.
+    /// Its last heart rate while connected, count/min (nil once its link is down: a strap out of
+    /// range has no current heart rate).
     package var heartRate: Double?
 
     package init(localIdentifier: String, name: String, kind: String, connected: Bool?, battery: Int? = nil,

@@ -198,6 +198,13 @@ struct RunServesTests {
         #expect(!strapLines.contains { $0.hasPrefix("healthgate_device_battery_percent{") }, "\(after.prefix(3000))")
         #expect(strapLines.filter { $0.hasPrefix("healthgate_device_connected{") }.allSatisfy { $0.hasSuffix(" 0.0") || $0.hasSuffix(" 0") },
                 "\(after.prefix(3000))")
+        // …and no heart rate or contact in /v1/devices: a strap out of reach has no current bpm
+        // (its last sample's time stays).
+        let gone = ((json(try await Self.curl(auth + [base + "/v1/devices"])) as? [[String: Any]]) ?? [])
+            .compactMap { $0["connection"] as? [String: Any] }.filter { $0["kind"] as? String == "strap" }
+        #expect(gone.count == 2 && gone.allSatisfy {
+            $0["connected"] as? Bool == false && $0["heartRate"] == nil && $0["contact"] == nil && $0["lastSample"] != nil
+        }, "\(gone)")
 
         #expect(await offThread { run.stop() } == 0, "\(run.output)")
     }
