@@ -36,6 +36,7 @@ line each:
                                                 stopping the gateway, so no value is in flight)
   {"cmd": "mark", "label": "..."}            -> a marker line in the log
   {"cmd": "advertise", "strap": "B", "on": false}
+  {"cmd": "radio-gone"}                      -> the gateway's radio vanished: every link times out (0x08)
   {"cmd": "period", "strap": "G", "seconds": 0.05}  -> notify every 50 ms from now on
 Straps D-G are dormant (powered, not advertising) until told to advertise.
 Prints READY on stdout when every device advertises.
@@ -52,7 +53,7 @@ import struct
 import sys
 import time
 
-from bumble import hci
+from bumble import hci, ll
 from bumble.controller import Controller
 from bumble.core import AdvertisingData, PhysicalTransport
 from bumble.device import Device
@@ -82,6 +83,13 @@ BATTERY = {"A": 87, "B": 64, "C": 42, "D": 90, "E": 80, "F": 70, "G": 60}
 RSSI = {"A": -58, "B": -71, "C": -64, "D": -60, "E": -62, "F": -66, "G": -68}
 
 
+# The advertising interval a strap uses after losing its link, as Bumble's device takes it (ms).
+# Bumble 0.0.236's emulated controller fires legacy advertising every <HCI interval> ms, the HCI
+# value being in 0.625 ms units: 62.5 ms asked is 100 HCI units, so one advertisement every
+# 100 ms on the virtual air (its default 1000 ms becomes one every 1.6 s).
+FAST_ADVERTISING = 62.5
+
+
 class KernelSide(Controller):
     """Bumble's emulated controller, answering HCI Read RSSI (Core 5.3 Vol 4 Part E 7.5.4), which
     it lists as supported but leaves unhandled: the link's figure is the strap's RSSI entry; an
@@ -100,6 +108,24 @@ class KernelSide(Controller):
                 status=hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR, handle=command.handle, rssi=127)
         KernelSide.rssi_reads += 1
         return hci.HCI_Read_RSSI_ReturnParameters(status=hci.HCI_ErrorCode.SUCCESS, handle=command.handle, rssi=RSSI[strap])
+
+    def drop_links(self) -> int:
+        """Ends every link without telling the host: the straps see their link time out (0x08),
+        as a real strap does when the gateway's radio goes quiet (an adapter unplugged, reset or
+        powered down without a goodbye). Returns how many links there were."""
+        links = list(self.le_connections.values())
+        for connection in links:
+            connection.send_ll_control_pdu(ll.TerminateInd(hci.HCI_ErrorCode.CONNECTION_TIMEOUT_ERROR))
+        self.le_connections.clear()
+        return len(links)
+
+    def on_hci_reset_command(self, command):
+        """A controller reset ends its links, as a real radio's does; Bumble's leaves them standing
+        (its reset is a to-do), which would keep a strap connected to a controller that no longer
+        talks to it, never advertising again. The host gets no Disconnection Complete: a reset
+        ends the connections without events."""
+        self.drop_links()
+        return super().on_hci_reset_command(command)
 
     def on_hci_read_transmit_power_level_command(self, command):
         """Read Transmit Power Level (7.3.35), which the kernel sends with Read RSSI when asked for a
@@ -210,8 +236,8 @@ class Strap:
             self.connections.pop(handle, None)
             self.subscribers.pop(handle, None)
             self.event("disconnected", peer=str(connection.peer_address), reason=int(reason))
-            if self.advertising_wanted:      # a real strap advertises again once the link is gone
-                asyncio.get_running_loop().create_task(self.start_advertising())
+            if self.advertising_wanted:      # a real strap advertises again once the link is gone, fast
+                asyncio.get_running_loop().create_task(self.start_advertising(fast=True))
 
         def on_encryption_change():
             self.event("encrypted", enabled=bool(connection.is_encrypted))
@@ -231,11 +257,15 @@ class Strap:
             self.subscribers.pop(handle, None)
             self.event("unsubscribed", peer=str(connection.peer_address))
 
-    async def start_advertising(self) -> None:
+    async def start_advertising(self, fast: bool = False) -> None:
         # Restarts after a disconnection are ours (see on_connection), not Bumble's auto-restart,
-        # so that "vanish" can keep the strap silent.
-        await self.device.start_advertising(auto_restart=False)
-        self.event("advertising-on")
+        # so that "vanish" can keep the strap silent. After losing its link a strap advertises
+        # fast, as real ones do so their collector finds them at once (Apple's accessory
+        # guidelines: 20 ms for the first 30 s); otherwise at Bumble's default.
+        interval = FAST_ADVERTISING if fast else None
+        await self.device.start_advertising(auto_restart=False, advertising_interval_min=interval,
+                                            advertising_interval_max=interval)
+        self.event("advertising-on", fast=fast)
 
     async def stop_advertising(self) -> None:
         await self.device.stop_advertising()
@@ -290,8 +320,8 @@ async def make_beacon(air: Air, log: Log) -> Device:
 class Control:
     """The JSON-lines control socket."""
 
-    def __init__(self, straps: dict[str, Strap], log: Log):
-        self.straps, self.log = straps, log
+    def __init__(self, straps: dict[str, Strap], log: Log, radio: KernelSide):
+        self.straps, self.log, self.radio = straps, log, radio
         self.tasks: set[asyncio.Task] = set()
 
     async def serve(self, path: str) -> None:
@@ -317,6 +347,11 @@ class Control:
         if cmd == "mark":
             self.log.write("mark", label=request.get("label", ""))
             return {"ok": True}
+        if cmd == "radio-gone":
+            # The gateway's adapter vanished without a word (unplugged): its links time out.
+            links = self.radio.drop_links()
+            self.log.write("event", strap="kernel-side", event="radio-gone", links=links)
+            return {"ok": True, "links": links}
         if strap is None:
             return {"ok": False, "error": f"unknown strap {request.get('strap')!r}"}
         if cmd == "hold":
@@ -388,7 +423,7 @@ async def main() -> None:
             await strap.start_advertising()
     if not args.no_beacon:
         await make_beacon(air, log)
-    control = Control(straps, log)
+    control = Control(straps, log, kernel_side)
     await control.serve(args.control)
     log.write("mark", label="ready")
     print("READY", json.dumps({k: s.address for k, s in straps.items()}), flush=True)

@@ -16,6 +16,7 @@ class Adapter:
         self.bridge: Process | None = None
         self.agent: Process | None = None
         self.state = "down"
+        self.powered_at = 0.0     # host time of the last power-on (time.time())
 
     def modules(self) -> None:
         """The kernel's Bluetooth core and the vhci driver (guest/init.sh starts loading them)."""
@@ -44,6 +45,7 @@ class Adapter:
         # Through mgmt, not `hciconfig up`: only a mgmt power-on registers the SMP channel that pairing needs.
         self.guest.sh("btmgmt --index 0 le on >/dev/null && btmgmt --index 0 bondable on >/dev/null && "
                       "btmgmt --index 0 power on", timeout=30)
+        self.powered_at = time.time()
         self.agent = self.guest.spawn([str(self.bin_dir / "pairing_agent")])
         info = self.guest.sh("btmgmt --index 0 info", timeout=20)
         if "powered" not in info.stdout.split("current settings:")[-1]:
@@ -53,6 +55,8 @@ class Adapter:
 
     def power(self, on: bool) -> None:
         self.guest.sh(f"btmgmt --index 0 power {'on' if on else 'off'}", timeout=30)
+        if on:
+            self.powered_at = time.time()
 
     def down(self, timeout: float = 20) -> None:
         """Unregister hci0 altogether (closing /dev/vhci removes the controller)."""
