@@ -36,6 +36,10 @@ line each:
                                                 stopping the gateway, so no value is in flight)
   {"cmd": "mark", "label": "..."}            -> a marker line in the log
   {"cmd": "advertise", "strap": "B", "on": false}
+  {"cmd": "out-of-range", "strap": "A", "seconds": 10}
+                                             -> silent at the link layer (no disconnect): the gateway's controller
+                                                reports Connection Timeout (0x08) after the supervision timeout;
+                                                back after N s, advertising
   {"cmd": "radio-gone"}                      -> the gateway's radio vanished: every link times out (0x08)
   {"cmd": "period", "strap": "G", "seconds": 0.05}  -> notify every 50 ms from now on
 Straps D-G are dormant (powered, not advertising) until told to advertise.
@@ -109,6 +113,32 @@ class KernelSide(Controller):
         KernelSide.rssi_reads += 1
         return hci.HCI_Read_RSSI_ReturnParameters(status=hci.HCI_ErrorCode.SUCCESS, handle=command.handle, rssi=RSSI[strap])
 
+    supervision: dict[str, float] = {}   # seconds, per peer address, from each LE Create Connection
+
+    def create_le_connection(self, peer_address) -> None:
+        # The supervision timeout the host asked for (10 ms units), kept for `lose_link`.
+        pending = self.pending_le_connection
+        if pending is not None and hasattr(pending, "supervision_timeout"):
+            self.supervision[str(peer_address).split("/")[0]] = pending.supervision_timeout * 0.01
+        super().create_le_connection(peer_address)
+
+    def lose_link(self, address: str) -> float | None:
+        """A strap went out of range without a word: nothing reaches it any more (the air is
+        muted for it), and once the connection's supervision timeout has passed this controller
+        tells the host the link is gone with reason 0x08 (Connection Timeout), as a real one
+        does; the strap's controller times out too. Returns the timeout, or None without a link."""
+        connection = next((c for a, c in self.le_connections.items() if str(a).startswith(address)), None)
+        if connection is None:
+            return None
+        timeout = self.supervision.get(address, 0.42)
+        asyncio.get_running_loop().call_later(timeout, self._timed_out, connection)
+        return timeout
+
+    def _timed_out(self, connection) -> None:
+        if self.le_connections.get(connection.peer_address) is connection:
+            connection.send_ll_control_pdu(ll.TerminateInd(hci.HCI_ErrorCode.CONNECTION_TIMEOUT_ERROR))
+            self.on_le_disconnected(connection, hci.HCI_ErrorCode.CONNECTION_TIMEOUT_ERROR)
+
     def drop_links(self) -> int:
         """Ends every link without telling the host: the straps see their link time out (0x08),
         as a real strap does when the gateway's radio goes quiet (an adapter unplugged, reset or
@@ -144,7 +174,16 @@ class Air(LocalLink):
     so the strap's replies would be addressed to a connection that does not exist. Stamp the data
     with the address the connection was made from instead."""
 
+    def __init__(self):
+        super().__init__()
+        self.muted: set[str] = set()    # straps out of range: no data reaches them or comes from them
+
+    def out_of_reach(self, *addresses) -> bool:
+        return any(str(a).split("/")[0] in self.muted for a in addresses)
+
     def send_acl_data(self, sender_controller, destination_address, transport, data):
+        if self.out_of_reach(destination_address, sender_controller.random_address):
+            return
         if transport != PhysicalTransport.LE:
             return super().send_acl_data(sender_controller, destination_address, transport, data)
         connection = sender_controller.le_connections.get(destination_address)
@@ -320,8 +359,8 @@ async def make_beacon(air: Air, log: Log) -> Device:
 class Control:
     """The JSON-lines control socket."""
 
-    def __init__(self, straps: dict[str, Strap], log: Log, radio: KernelSide):
-        self.straps, self.log, self.radio = straps, log, radio
+    def __init__(self, straps: dict[str, Strap], log: Log, radio: KernelSide, air: Air):
+        self.straps, self.log, self.radio, self.air = straps, log, radio, air
         self.tasks: set[asyncio.Task] = set()
 
     async def serve(self, path: str) -> None:
@@ -375,6 +414,18 @@ class Control:
             task = asyncio.create_task(self.reappear(strap, seconds))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
+        elif cmd == "out-of-range":
+            # Silent at the link layer, no disconnect: the gateway learns it from the supervision
+            # timeout. Out of reach for N s (no advertising either), then back, advertising fast.
+            seconds = float(request.get("seconds", 10))
+            strap.advertising_wanted = False
+            self.air.muted.add(strap.address)
+            timeout = self.radio.lose_link(strap.address)
+            strap.event("out-of-range", seconds=seconds, supervision_timeout=timeout)
+            task = asyncio.create_task(self.in_range_again(strap, seconds))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+            return {"ok": True, "supervision_timeout": timeout}
         elif cmd == "period":
             strap.period = float(request["seconds"])
         elif cmd == "advertise":
@@ -386,6 +437,13 @@ class Control:
         else:
             return {"ok": False, "error": f"unknown command {cmd!r}"}
         return {"ok": True}
+
+    async def in_range_again(self, strap: Strap, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        self.air.muted.discard(strap.address)
+        strap.advertising_wanted = True
+        await strap.start_advertising(fast=True)
+        strap.event("back")
 
     async def reappear(self, strap: Strap, seconds: float) -> None:
         await asyncio.sleep(seconds)
@@ -423,7 +481,7 @@ async def main() -> None:
             await strap.start_advertising()
     if not args.no_beacon:
         await make_beacon(air, log)
-    control = Control(straps, log, kernel_side)
+    control = Control(straps, log, kernel_side, air)
     await control.serve(args.control)
     log.write("mark", label="ready")
     print("READY", json.dumps({k: s.address for k, s in straps.items()}), flush=True)
