@@ -45,26 +45,29 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
 
         // System-call helpers of the blocking loops: wake-up pipes, poll with a deadline, EINTR retry.
-        .target(name: "Platform"),
+        // One lock type for the whole package: Synchronization.Mutex, or a pthread mutex that
+        // ThreadSanitizer can see in the sanitizer build (docs/fuzzing.md, "Sanitizer passes").
+        .target(name: "Locking"),
+        .target(name: "Platform", dependencies: ["Locking"]),
 
         // Library targets, in the order data flows from a sensor's bytes to a stored row.
         // Health data types: quantity types, units, samples, metadata, the one v7 UUID maker (pure;
         // no I/O beyond the clock and the kernel's random bits for ids).
-        .target(name: "HealthModel"),
+        .target(name: "HealthModel", dependencies: ["Locking"]),
         // ATT PDUs and a GATT client over any ATTBearer (pure Swift, transport-independent).
-        .target(name: "GATT", dependencies: ["Platform"]),
+        .target(name: "GATT", dependencies: ["Locking", "Platform"]),
         // Heart Rate Profile codecs (0x2A37/38/39, Device Information, Battery).
         .target(name: "HeartRateProfile", dependencies: ["HealthModel"]),
         // The Linux BLE transport: HCI scanning, advertising data, the L2CAP ATT bearer, kernel errors.
-        .target(name: "BluetoothLinux", dependencies: ["CBlueZ", "GATT", "Platform"]),
+        .target(name: "BluetoothLinux", dependencies: ["Locking", "CBlueZ", "GATT", "Platform"]),
         // libudev tty enumeration and add/remove monitoring (sysfs and kernel-event fallbacks).
-        .target(name: "Udev", dependencies: ["CUdev", "Platform"]),
+        .target(name: "Udev", dependencies: ["Locking", "CUdev", "Platform"]),
         // Serial pedometers: termios ports, line framing and formats, the step-counter state machine.
-        .target(name: "SerialPedometer", dependencies: ["HealthModel", "Platform"]),
+        .target(name: "SerialPedometer", dependencies: ["Locking", "HealthModel", "Platform"]),
         // The JSON-lines capture file format `record` writes and `replay` reads.
-        .target(name: "Capture", dependencies: ["HealthModel", "Platform"]),
+        .target(name: "Capture", dependencies: ["Locking", "HealthModel", "Platform"]),
         // The ingest hot path: fixed-size records, per-source lock-free rings, one batching writer.
-        .target(name: "Ingest", dependencies: ["HealthModel", "HealthStore"]),
+        .target(name: "Ingest", dependencies: ["Locking", "HealthModel", "HealthStore"]),
         // The typed health store on SQLite's C API: schema, saves, queries, statistics, change feed.
         // The only target that links CSQLite: it owns the sample columns and the one bulk writer.
         .target(name: "HealthStore", dependencies: ["HealthModel", "CSQLite", "Platform"]),
@@ -77,11 +80,11 @@ let package = Package(
                 dependencies: ["GATT", "Ingest", "SerialPedometer", "Udev", "TOML"]),
         // The one ingest path composed: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
-                dependencies: ["Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
+                dependencies: ["Locking", "Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
                                "BluetoothLinux", "Simulators", "Systemd", "HealthGateConfiguration", "Platform", "Sysexits",
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
-        .target(name: "Simulators", dependencies: ["GATT", "HeartRateProfile", "HealthModel", "Platform"]),
+        .target(name: "Simulators", dependencies: ["Locking", "GATT", "HeartRateProfile", "HealthModel", "Platform"]),
 
         // Bearer tokens of the HTTP API: secrets, their SHA-256 hashes, per-type read/write scopes.
         .target(name: "AccessTokens",
@@ -91,7 +94,7 @@ let package = Package(
         .target(name: "LivePage"),
         // The HTTP API `serve` answers (issue 13, docs/http-api.md): routes, authorization, metrics.
         .target(name: "HTTPAPI",
-                dependencies: ["HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits", "Ingest", "LivePage", "WorkoutSummary",
+                dependencies: ["Locking", "HealthModel", "HealthStore", "AccessTokens", "Platform", "Sysexits", "Ingest", "LivePage", "WorkoutSummary",
                                .product(name: "Hummingbird", package: "hummingbird"),
                                .product(name: "HummingbirdTLS", package: "hummingbird"),
                                .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -105,14 +108,14 @@ let package = Package(
         // `healthgate run` composed: the configured gateway with the services its file asks for
         // (the HTTP API fed by the daemon's commit tap, the PostgreSQL uplink, MQTT).
         .target(name: "Daemon",
-                dependencies: ["Gateway", "HTTPAPI", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest", "Uplink",
+                dependencies: ["Locking", "Gateway", "HTTPAPI", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest", "Uplink",
                                "MQTTUplink", "BluetoothLinux", "Sysexits",
                                .product(name: "Logging", package: "swift-log")]),
 
         // The PostgreSQL fleet uplink (issue 14, docs/uplink.md): the central schema and its migrations,
         // store-and-forward of the change feed with the anchor persisted after the server's commit.
         .target(name: "Uplink",
-                dependencies: ["HealthModel", "HealthStore", "HealthGateConfiguration", "Sysexits", "Platform",
+                dependencies: ["Locking", "HealthModel", "HealthStore", "HealthGateConfiguration", "Sysexits", "Platform",
                                .product(name: "PostgresNIO", package: "postgres-nio"),
                                .product(name: "NIOCore", package: "swift-nio"),
                                .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -124,12 +127,12 @@ let package = Package(
         // The MQTT publisher for Home Assistant (issue 14, docs/mqtt.md): committed samples and device
         // states under healthgate/<gateway>/<device>/…, discovery configs, availability and a will.
         .target(name: "MQTTUplink",
-                dependencies: ["CMosquitto", "Gateway", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest", "Sysexits",
+                dependencies: ["Locking", "CMosquitto", "Gateway", "HealthGateConfiguration", "HealthModel", "HealthStore", "Ingest", "Sysexits",
                                .product(name: "Logging", package: "swift-log")]),
 
         // A throwaway PostgreSQL cluster (initdb + pg_ctl from Debian's packages) for the uplink's
         // tests and benchmark.
-        .target(name: "ScratchPostgres", dependencies: ["ChildProcess"]),
+        .target(name: "ScratchPostgres", dependencies: ["Locking", "ChildProcess"]),
 
         // A child process watched until it exits: status, wall time, peak anonymous memory
         // (RssAnon). Shared by the benchmark and the tests, so not in HealthGateTesting.
@@ -139,7 +142,7 @@ let package = Package(
         // code (`SysexitConvertible`, `ExitCodeMapping`), and the output conventions that go with it (JSON
         // lines, terminal-safe text). Depends on no module that has failures to map, so any module can use it.
         .target(name: "Sysexits",
-                dependencies: ["Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+                dependencies: ["Locking", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         // Which sysexits code each module's failure exits with: the conformances both executables link.
         .target(name: "ModuleExitCodes",
                 dependencies: ["Sysexits", "AccessTokens", "HealthModel", "HealthStore", "GATT", "BluetoothLinux", "Udev", "SerialPedometer",
@@ -147,7 +150,7 @@ let package = Package(
 
         // `import`'s work: a file of samples streamed, parsed, saved in batches through the bulk
         // writer, bad records reported, progress on a terminal.
-        .target(name: "SampleImport", dependencies: ["HealthModel", "HealthStore", "Sysexits", "ModuleExitCodes", "AppleHealthExport"]),
+        .target(name: "SampleImport", dependencies: ["Locking", "HealthModel", "HealthStore", "Sysexits", "ModuleExitCodes", "AppleHealthExport"]),
 
         // Heart-rate variability from stored RR intervals: artefact correction (Lipponen &
         // Tarvainen 2019), time-domain measures, windows.
@@ -174,7 +177,7 @@ let package = Package(
         // The command-line tool: parses arguments and prints.
         .executableTarget(
             name: "healthgate",
-            dependencies: [
+            dependencies: ["Locking", 
                 "HealthModel", "HealthStore", "BluetoothLinux", "Ingest", "Gateway", "Simulators", "GATT",
                 "HeartRateProfile", "Capture", "SerialPedometer", "Udev", "Sysexits", "ModuleExitCodes", "Platform", "Systemd", "HealthGateConfiguration",
                 "AccessTokens", "HTTPAPI", "Daemon", "SampleImport", "SampleExport", "HeartRateVariability", "WorkoutSummary", "WorkoutFiles", "Uplink", "MQTTUplink",
@@ -185,7 +188,7 @@ let package = Package(
         // The ingest benchmark (docs/performance.md): figures and ratios against baselines in one run.
         .executableTarget(
             name: "healthgate-bench",
-            dependencies: [
+            dependencies: ["Locking", 
                 "HealthModel", "HealthStore", "Ingest", "Gateway", "Simulators", "HeartRateProfile", "Sysexits", "ModuleExitCodes", "ChildProcess", "Platform",
                 "Uplink", "ScratchPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -201,8 +204,8 @@ let package = Package(
 
         // Tests: one target per module (Swift Testing, one file per feature).
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
-        .target(name: "HealthGateTesting", dependencies: ["GATT", "Simulators", "Platform", "ChildProcess"]),
-        .testTarget(name: "PlatformTests", dependencies: ["Platform", "HealthGateTesting"]),
+        .target(name: "HealthGateTesting", dependencies: ["Locking", "GATT", "Simulators", "Platform", "ChildProcess"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Locking", "Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "ModuleExitCodes", "HealthGateTesting", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
         .testTarget(name: "HeartRateVariabilityTests", dependencies: ["HeartRateVariability", "HealthStore", "HealthModel", "HealthGateTesting"],
                     exclude: ["neurokit_hrv.py", "hrv-requirements.txt"]),
@@ -217,19 +220,19 @@ let package = Package(
                     exclude: ["read_workout_file.py", "workout-files-requirements.txt"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
-        .testTarget(name: "SystemdTests", dependencies: ["Systemd", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SystemdTests", dependencies: ["Locking", "Systemd", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess", "HealthGateTesting"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess"]),
         .testTarget(name: "BluetoothLinuxTests",
-                    dependencies: ["BluetoothLinux", "GATT", "HealthGateTesting", "Simulators", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
+                    dependencies: ["Locking", "BluetoothLinux", "GATT", "HealthGateTesting", "Simulators", "HealthModel", "HealthStore", "HeartRateProfile", "Capture"]),
         .testTarget(name: "HeartRateProfileTests", dependencies: ["HeartRateProfile", "HealthModel", "HealthGateTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "HealthModel"]),
-        .testTarget(name: "GATTTests", dependencies: ["GATT", "HealthGateTesting", "Simulators", "HeartRateProfile", "HealthModel", "Gateway", "Ingest"]),
-        .testTarget(name: "SerialPedometerTests", dependencies: ["SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"]),
-        .testTarget(name: "UdevTests", dependencies: ["Udev", "HealthGateTesting"]),
+        .testTarget(name: "GATTTests", dependencies: ["Locking", "GATT", "HealthGateTesting", "Simulators", "HeartRateProfile", "HealthModel", "Gateway", "Ingest"]),
+        .testTarget(name: "SerialPedometerTests", dependencies: ["Locking", "SerialPedometer", "HealthModel", "HealthStore", "HealthGateTesting"]),
+        .testTarget(name: "UdevTests", dependencies: ["Locking", "Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
-                    dependencies: ["Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
+                    dependencies: ["Locking", "Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
                                    "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "HealthGateConfiguration", "Platform"]),
         // Every committed fuzz corpus and crash reproducer, replayed through its target.
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], exclude: ["Corpus"]),

@@ -5,6 +5,7 @@ import Glibc
 #endif
 import Synchronization
 import Platform
+import Locking
 
 /// The link security a connection asks the kernel for (`BT_SECURITY`).
 package enum SecurityLevel: UInt8, Sendable, CaseIterable, CustomStringConvertible {
@@ -44,7 +45,7 @@ package final class L2CAPSocket: @unchecked Sendable {
     /// The kernel's id of the adapter the link goes through (found when it connected), to tell
     /// a link that ended because that adapter was powered off or removed.
     package let adapterID: Int32?
-    private let fdState: Mutex<Int32>
+    private let fdState: Lock<Int32>
     private let wake = StopSignal()
 
     /// The ATT fixed channel.
@@ -53,7 +54,7 @@ package final class L2CAPSocket: @unchecked Sendable {
     package static let maxPDU = 1024
 
     private init(fd: Int32, address: BluetoothAddress, addressType: AddressType, adapterID: Int32?) {
-        self.fdState = Mutex(fd)
+        self.fdState = Lock(fd)
         self.address = address
         self.addressType = addressType
         self.adapterID = adapterID

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import Synchronization
+import Locking
 
 /// Writes a capture file as `record` needs it: the header, then one JSON line per notification
 /// with its receipt time, the device record, the address, the characteristic and the payload as
@@ -12,7 +13,7 @@ import Synchronization
 public final class CaptureFileWriter: @unchecked Sendable {
     // @unchecked: `writer` is only touched with `lock` held.
     private let writer: CaptureWriter
-    private let lock = Mutex(())
+    private let lock = Lock(())
     /// The header line every capture starts with.
     public static let header = CaptureFormat.headerLine
 

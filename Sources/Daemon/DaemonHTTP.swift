@@ -8,6 +8,7 @@ import Ingest
 import Logging
 import Synchronization
 import Sysexits
+import Locking
 
 /// `healthgate run` serving the HTTP API (its configuration's `[http]` table; docs/http-api.md,
 /// "Serving from run"): the same ``HTTPAPI/APIServer`` as `serve`, woken by the pipeline's commit
@@ -17,7 +18,7 @@ package final class DaemonHTTP: Sendable {
     package let server: APIServer
     private let board: DeviceBoard
     private let finished = DispatchSemaphore(value: 0)
-    private let outcome = Mutex<Result<ListenAddress, any Error>?>(nil)
+    private let outcome = Lock<Result<ListenAddress, any Error>?>(nil)
     private let listening = DispatchSemaphore(value: 0)
 
     /// Why the `[http]` table cannot be served.

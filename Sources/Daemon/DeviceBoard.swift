@@ -6,16 +6,17 @@ import HealthStore
 import Ingest
 import Synchronization
 import Uplink
+import Locking
 
 /// The daemon's devices as `/v1/devices`, `/metrics` and the live stream show them: each strap's
 /// connection, battery and sensor contact from its events, each device's last committed sample
 /// from the pipeline's commit tap; each pedometer's connection from its source's events. Device events go to ``onDeviceEvent`` as they happen
 /// (connected, disconnected, battery, contact changes).
 final class DeviceBoard: DaemonStatus {
-    private let entries = Mutex<[String: ManagedDevice]>([:])
-    private let order = Mutex<[String]>([])
+    private let entries = Lock<[String: ManagedDevice]>([:])
+    private let order = Lock<[String]>([])
     private let pipelineStats: @Sendable () -> IngestStats
-    private let sink = Mutex<(@Sendable ([String: Any]) -> Void)?>(nil)
+    private let sink = Lock<(@Sendable ([String: Any]) -> Void)?>(nil)
 
     /// Where device events go (the live stream).
     var onDeviceEvent: (@Sendable ([String: Any]) -> Void)? {

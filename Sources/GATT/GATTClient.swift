@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 
 /// A GATT client over any ``ATTBearer``: MTU exchange, discovery, read, write, subscribe.
 ///
@@ -49,7 +50,7 @@ public final class GATTClient: Sendable {
         var onDisconnect: (@Sendable (GATTError) -> Void)?
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let unsolicited = Atomic<Int>(0)
     private let delivered = Atomic<Int>(0)
     /// Entered before the reader thread starts, left when it returns.
@@ -69,7 +70,7 @@ public final class GATTClient: Sendable {
         self.preferredMTU = max(attDefaultMTU, min(preferredMTU, attMaximumMTU))
         var s = State()
         s.onDisconnect = onDisconnect
-        self.state = Mutex(s)
+        self.state = Lock(s)
         reader.enter()
         let thread = Thread { [self] in
             defer { reader.leave() }

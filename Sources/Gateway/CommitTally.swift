@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import Ingest
 import Synchronization
+import Locking
 
 /// What the pipeline committed, tallied from its commit observer (`demo`'s live view): the
 /// latest heart rate per device, the steps, the samples and commits, and how long the last
@@ -29,7 +30,7 @@ package final class CommitTally: Sendable {
         var batches = 0
         var lastLatencyMs: Double = 0
     }
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let slots: SlotTable
     private let heartRateSlot: UInt16?
 

@@ -6,6 +6,7 @@ import HealthStore
 import Ingest
 import Logging
 import Synchronization
+import Locking
 
 /// The daemon's composition root (`healthgate run`): the configuration becomes sources — each
 /// `[[strap]]` a ``StrapSource`` over the kernel's L2CAP socket or a Unix socket, each
@@ -21,7 +22,7 @@ package final class GatewayDaemon: Sendable {
     private let config: GatewayConfig
     private let strapObservers: StrapObservers
     private let pedometerObservers: PedometerObservers
-    private let statusNotes = Mutex<[@Sendable () -> String?]>([])
+    private let statusNotes = Lock<[@Sendable () -> String?]>([])
 
     /// Adds `note` to every status line (the log's and systemd's `STATUS=`), after the devices:
     /// the uplinks' lag ("uplink 1234 changes behind"). Called on the status timer: keep it
@@ -119,14 +120,14 @@ package final class GatewayDaemon: Sendable {
 
 /// The daemon's strap-event observers (``GatewayDaemon/onStrapEvent(_:)``).
 private final class StrapObservers: Sendable {
-    private let list = Mutex<[@Sendable (StrapSource.Event, String, String?) -> Void]>([])
+    private let list = Lock<[@Sendable (StrapSource.Event, String, String?) -> Void]>([])
     func add(_ o: @escaping @Sendable (StrapSource.Event, String, String?) -> Void) { list.withLock { $0.append(o) } }
     func send(_ e: StrapSource.Event, _ local: String, _ alias: String?) { for o in list.withLock({ $0 }) { o(e, local, alias) } }
 }
 
 /// The daemon's pedometer-event observers (``GatewayDaemon/onPedometerEvent(_:)``).
 private final class PedometerObservers: Sendable {
-    private let list = Mutex<[@Sendable (PedometerEvent, Device) -> Void]>([])
+    private let list = Lock<[@Sendable (PedometerEvent, Device) -> Void]>([])
     func add(_ o: @escaping @Sendable (PedometerEvent, Device) -> Void) { list.withLock { $0.append(o) } }
     func send(_ e: PedometerEvent, _ d: Device) { for o in list.withLock({ $0 }) { o(e, d) } }
 }

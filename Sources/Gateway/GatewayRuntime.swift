@@ -8,6 +8,7 @@ import Synchronization
 import Systemd
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// Runs the ingest pipeline for a process: opens the store, starts the writer and the sources,
@@ -26,8 +27,8 @@ package final class GatewayRuntime: Sendable {
     private let logger: Logger
     private let notifier: SystemdNotifier
     private let stopRequest = DispatchSemaphore(value: 0)
-    private let stopReason = Mutex<String?>(nil)
-    private let failure = Mutex<(any Error)?>(nil)
+    private let stopReason = Lock<String?>(nil)
+    private let failure = Lock<(any Error)?>(nil)
 
     /// How often ``run(sources:duration:endWhenSourcesEnd:statusInterval:started:status:)``
     /// removes expired change-feed tombstones (``HealthStore/pruneExpiredTombstones(now:)``):
@@ -142,8 +143,8 @@ package final class GatewayRuntime: Sendable {
         let tick = notifier.watchdogInterval.map { min($0 / 2, .seconds(1)) } ?? .seconds(1)
         let tickNanos = Int(tick.components.seconds) * 1_000_000_000 + Int(tick.components.attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(tickNanos), repeating: .nanoseconds(tickNanos))
-        let lastStatus = Mutex(ContinuousClock.now)
-        let lastPrune = Mutex<ContinuousClock.Instant?>(nil)
+        let lastStatus = Lock(ContinuousClock.now)
+        let lastPrune = Lock<ContinuousClock.Instant?>(nil)
         let maintenance = DispatchQueue(label: "healthgate.maintenance")
         let (pipeline, logger, notifier, store, pruneEvery) = (self.pipeline, self.logger, self.notifier, self.store, tombstonePruneInterval)
         timer.setEventHandler {

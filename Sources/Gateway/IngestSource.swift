@@ -3,6 +3,7 @@ import Foundation
 import Ingest
 import Logging
 import Synchronization
+import Locking
 
 /// A producer of samples: a strap connection, a serial pedometer, a replayed capture.
 ///
@@ -55,7 +56,7 @@ package final class SourceRunner: Sendable {
     package let policy: ReconnectPolicy
     /// Raised by ``stopAll()``; sources watch it.
     package let stop = StopSignal()
-    private let running = Mutex<[DispatchSemaphore]>([])
+    private let running = Lock<[DispatchSemaphore]>([])
     private let retryObserver = Locked<(@Sendable (String, String, Duration) -> Void)?>(nil)
     private let failureObserver = Locked<(@Sendable (String, any Error) -> Void)?>(nil)
     /// Source threads started in this process (their names' numbers).

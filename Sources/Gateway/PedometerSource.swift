@@ -4,6 +4,7 @@ import HealthModel
 import Ingest
 import SerialPedometer
 import Synchronization
+import Locking
 
 /// A serial pedometer as an ingest source: opens the port (termios raw, the configured speed),
 /// reads it on the serial module's reader thread, frames and parses lines, turns the cumulative
@@ -144,11 +145,11 @@ package struct PedometerSource: IngestSource {
         }
         let initial = resume ?? CounterState()
         observer?(.opened(device: device, state: initial))
-        let feeder = Mutex(PedometerStream(
+        let feeder = Lock(PedometerStream(
             session: PedometerSession(format: options.format, counter: StepCounter(configuration: counterConfig, state: initial)),
             ring: ring, key: key, counters: counters, device: device,
             slots: (typeSlot, sourceSlot, deviceSlot), observer: observer))
-        let ended = Mutex<String?>(nil)
+        let ended = Lock<String?>(nil)
         let reader = SerialReader(port: port) { event in
             switch event {
             case .chunk(let bytes, let at):

@@ -6,6 +6,7 @@ import Logging
 import SerialPedometer
 import Synchronization
 import Udev
+import Locking
 
 /// What one pedometer's stream did, for `serial watch`'s summary at its end.
 package struct PedometerTally: Sendable, Equatable {
@@ -109,7 +110,7 @@ package final class PedometerWatchSession: Sendable {
     /// over at the end of each stream; `onOpen` hears each open's result.
     private func tap(path: String, id: String, rule: GatewayConfig.Pedometer,
                      onOpen: (@Sendable (Result<Void, any Error>) -> Void)? = nil) -> @Sendable (PedometerEvent) -> Void {
-        let tally = Mutex(PedometerTally())
+        let tally = Lock(PedometerTally())
         let events = self.events
         return { event in
             switch event {
@@ -141,7 +142,7 @@ package final class PedometerWatchSession: Sendable {
             events(.carriedOver(path: path, from: old, to: identity.id))
         }
         // The first open decides: a device that cannot be opened ends the command with its error.
-        let firstOpen = Mutex<Result<Void, any Error>?>(nil)
+        let firstOpen = Lock<Result<Void, any Error>?>(nil)
         let runtime = self.runtime
         let onOpen: @Sendable (Result<Void, any Error>) -> Void = { result in
             let first = firstOpen.withLock { r -> Bool in

@@ -6,6 +6,7 @@ import Ingest
 import Logging
 import Synchronization
 import Udev
+import Locking
 
 /// The one hot-plug watcher for pedometers (`run`, `serial watch --auto`, `serial watch --reopen`):
 /// it opens a ``PedometerSource`` for every tty matching a rule that is not open yet; when the
@@ -34,8 +35,8 @@ package final class PedometerWatcher: Sendable {
     private let logger: Logger
     private let store: HealthStore?
     private let observe: Observe?
-    private let open = Mutex<Set<String>>([])
-    private let monitor = Mutex<UdevMonitor?>(nil)
+    private let open = Lock<Set<String>>([])
+    private let monitor = Lock<UdevMonitor?>(nil)
     private let wake = DispatchSemaphore(value: 0)
 
     /// How many matching pedometers are open right now.

@@ -3,6 +3,7 @@ import Dispatch
 import Synchronization
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// The one signal trap of every command that runs until stopped (`run`, `live`, `record`,
@@ -87,7 +88,7 @@ final class SignalDispositions: Sendable {
         var count = 0
         var previous = sigaction()
     }
-    private let table = Mutex<[Int32: Saved]>([:])
+    private let table = Lock<[Int32: Saved]>([:])
 
     /// Ignores `signals`, saving each one's disposition on the first retain.
     func retain(_ signals: [Int32]) {

@@ -5,6 +5,7 @@ import HealthModel
 import HeartRateProfile
 import Ingest
 import Synchronization
+import Locking
 
 /// A BLE heart-rate strap as an ingest source — the one strap path of every command (`run`,
 /// `live`, `record`, `demo`): over any ATT bearer (the kernel's L2CAP socket, a Unix socket
@@ -155,7 +156,7 @@ package struct StrapSource: IngestSource {
         if stop.isRaised { bearer.close(); return }
         let number = counters.connections.add(1, ordering: .relaxed).newValue
         let ended = DispatchSemaphore(value: 0)
-        let result = Mutex<Result<StrapConnection, any Error>?>(nil)
+        let result = Lock<Result<StrapConnection, any Error>?>(nil)
         let setupDone = DispatchSemaphore(value: 0)
         let hookedBearer = bearer
         let hook = stop.onRaise { hookedBearer.close() }

@@ -1,6 +1,7 @@
 import Foundation
 import HealthStore
 import Synchronization
+import Locking
 
 /// The stores this process opened for writing, so that the command line checkpoints each one
 /// when its command ends (docs/store.md, "Checkpoint on shutdown"): long-running writers
@@ -9,7 +10,7 @@ import Synchronization
 /// never runs and the commits would stay in `-wal`, with a main file that alone looks empty.
 package enum WritingStores {
     private struct Entry: Sendable { weak var store: HealthStore? }
-    private static let stores = Mutex<[Entry]>([])
+    private static let stores = Lock<[Entry]>([])
 
     /// Remembers `store` (weakly) and returns it.
     package static func opened(_ store: HealthStore) -> HealthStore {

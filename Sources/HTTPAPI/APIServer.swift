@@ -11,6 +11,7 @@ import HTTPTypes
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import Locking
 
 /// Where `serve` listens: a host (IPv4, IPv6 in brackets, or a name) and a port.
 package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
@@ -80,7 +81,7 @@ package final class APIServer: Sendable {
     let maxBody: Int
     let logger: Logger
     /// nil: not started; a group: running; `stopRequested`: shutdown() came before run().
-    private let state: Mutex<(group: ServiceGroup?, stopRequested: Bool)> = Mutex((nil, false))
+    private let state: Lock<(group: ServiceGroup?, stopRequested: Bool)> = Lock((nil, false))
 
     /// A server for the store at `store.path`. `maxBodyBytes` bounds POST bodies (413 above).
     /// TLS: a PEM certificate chain and private key.

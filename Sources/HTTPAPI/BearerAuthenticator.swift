@@ -5,6 +5,7 @@ import Prometheus
 import HummingbirdAuth
 import Logging
 import Synchronization
+import Locking
 
 /// Checks `Authorization: Bearer …` on every request it guards: no or a bad token is 401
 /// (one answer for missing, malformed, unknown, revoked and expired, so a caller learns
@@ -56,7 +57,7 @@ final class FailedAuthBrake: Sendable {
     static let maxTracked = 10_000
 
     private struct Entry { var failures: Int; var last: ContinuousClock.Instant }
-    private let table = Mutex<[String: Entry]>([:])
+    private let table = Lock<[String: Entry]>([:])
     private let clock = ContinuousClock()
 
     /// Counts a failure and returns the address's count.

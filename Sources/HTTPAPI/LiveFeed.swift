@@ -3,6 +3,7 @@ import HealthModel
 import HealthStore
 import Logging
 import Synchronization
+import Locking
 
 /// The event stream behind `GET /v1/live` (docs/http-api.md, "Live stream"): one follower of
 /// the store's change feed per server, fanned out to every connected client.
@@ -55,12 +56,12 @@ package final class LiveFeed: Sendable {
         let mayRead: @Sendable (String) -> Bool
         let terminated = Atomic<Bool>(false)
         /// After a change-feed resume: keys already sent, skipped until a set starts at or past `until`.
-        let skip: Mutex<(keys: Set<String>, until: ChangeAnchor?)>
+        let skip: Lock<(keys: Set<String>, until: ChangeAnchor?)>
         init(continuation: Stream.Continuation, mayRead: @escaping @Sendable (String) -> Bool,
              skip: Set<String> = [], until: ChangeAnchor? = nil) {
             self.continuation = continuation
             self.mayRead = mayRead
-            self.skip = Mutex((skip, until))
+            self.skip = Lock((skip, until))
         }
     }
 
@@ -94,7 +95,7 @@ package final class LiveFeed: Sendable {
     private let path: String
     private let registry: QuantityTypeRegistry
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let wakeUp = DispatchSemaphore(value: 0)
 
     /// A feed of the store at `path` (opened read-only by the follower when ``start()`` runs).

@@ -8,6 +8,7 @@ import HealthStore
 import Hummingbird
 import NIOCore
 import Synchronization
+import Locking
 
 /// `GET /v1/live`: Server-Sent Events from the ``LiveFeed`` (docs/http-api.md, "Live stream").
 /// Events of types the token may not read are never sent; `type` narrows further. The token is
@@ -109,7 +110,7 @@ extension LiveRoute {
 /// logs it) because the reader stops draining its stream while this backlog is full.
 final class LiveBacklog: Sendable {
     private let limit: Int
-    private let state = Mutex<(texts: [String], ended: Bool)>(([], false))
+    private let state = Lock<(texts: [String], ended: Bool)>(([], false))
     private let signal = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     private let room = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
 
@@ -163,7 +164,7 @@ final class StreamTokenCheck: Sendable {
         var valid: Bool?
         var looking: Bool
     }
-    private let cache = Mutex<[[UInt8]: Entry]>([:])
+    private let cache = Lock<[[UInt8]: Entry]>([:])
     private let lookupCount = Atomic<Int>(0)
     /// Store lookups made so far (what the single flight saves is counted in tests).
     var lookups: Int { lookupCount.load(ordering: .relaxed) }

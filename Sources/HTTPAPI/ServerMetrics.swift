@@ -2,6 +2,7 @@ import Foundation
 import Ingest
 import Synchronization
 import Prometheus
+import Locking
 
 /// What `serve` can honestly report at `/metrics` (Prometheus text format, swift-prometheus):
 /// its own requests, responses by status class, failed authentications, samples it saved or
@@ -21,7 +22,7 @@ package final class ServerMetrics: Sendable {
     let liveOverflows: Counter
     let commitLatencyHistogram: DurationHistogram
     private let byClass: [Counter]
-    private let scrapeState = Mutex(ScrapeState())
+    private let scrapeState = Lock(ScrapeState())
 
     package init() {
         func name(_ n: String, _ unit: String, _ help: String) -> MetricNameDescriptor {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// The built `healthgate` executable (or another of the package's executables, such as
@@ -89,7 +90,7 @@ package enum HealthGateExecutable {
 
     /// Kills the child once, unless the run ended first.
     private final class KillSwitch: Sendable {
-        private let state = Mutex<(armed: Bool, fired: Bool)>((true, false))
+        private let state = Lock<(armed: Bool, fired: Bool)>((true, false))
         func fire(_ pid: pid_t) {
             let go = state.withLock { s -> Bool in
                 guard s.armed else { return false }

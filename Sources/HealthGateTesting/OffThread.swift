@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import Synchronization
+import Locking
 
 /// Runs blocking work (a pipeline stop, a child's exit, a peer blocked in `receive`) on a thread
 /// of its own and awaits its result, so an async test never holds one of the cooperative pool's
@@ -16,7 +17,7 @@ package func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
 }
 
 /// The lock ``offThreadOneAtATime(_:)`` takes.
-private let heavyWork = Mutex(())
+private let heavyWork = Lock(())
 
 /// ``offThread(_:)`` for heavy, CPU-bound test bodies (seeded property tests over thousands of
 /// cases, child processes importing large files): they run one at a time. On CI's two cores a

@@ -1,4 +1,5 @@
 import Synchronization
+import Locking
 /// How samples of a type combine into statistics (HKQuantityAggregationStyle).
 public enum AggregationStyle: String, Sendable, Hashable, Codable, CaseIterable {
     /// Values add up over time (steps, energy): only `cumulativeSum` applies.
@@ -135,7 +136,7 @@ public struct QuantityTypeRegistry: Sendable {
 /// Parsed canonical units, by string: parsing a unit string costs far more than a locked
 /// dictionary lookup, and stores and encoders ask for a type's unit once per sample.
 enum ParsedUnits {
-    private static let cache = Mutex<[String: HealthUnit]>([:])
+    private static let cache = Lock<[String: HealthUnit]>([:])
 
     /// The parsed unit for `string` (`count` if it does not parse; registered types are checked).
     static func unit(_ string: String) -> HealthUnit {

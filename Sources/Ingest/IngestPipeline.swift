@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import Synchronization
+import Locking
 
 /// Settings of the ingest pipeline (the `[ingest]` table of `healthgate.toml`).
 package struct IngestConfiguration: Sendable, Equatable {
@@ -134,12 +135,12 @@ package final class IngestPipeline: @unchecked Sendable {
 
     private let sink: any SampleSink
     private let now: @Sendable () -> ContinuousClock.Instant
-    private let rings = Mutex<[SampleRing]>([])
-    private let observers = Mutex<[@Sendable (CommittedBatch) -> Void]>([])
-    private let stateObservers = Mutex<[@Sendable (String?) -> Void]>([])
-    private let syncObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
-    private let finishObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
-    private let rejectionObserver = Mutex<(@Sendable (String) -> Void)?>(nil)
+    private let rings = Lock<[SampleRing]>([])
+    private let observers = Lock<[@Sendable (CommittedBatch) -> Void]>([])
+    private let stateObservers = Lock<[@Sendable (String?) -> Void]>([])
+    private let syncObserver = Lock<(@Sendable (String) -> Void)?>(nil)
+    private let finishObserver = Lock<(@Sendable (String) -> Void)?>(nil)
+    private let rejectionObserver = Lock<(@Sendable (String) -> Void)?>(nil)
     private let stopRequested = Atomic<Bool>(false)
     private let stopDeadlineNanos = Atomic<Int64>(0)
     private let started = Atomic<Bool>(false)
@@ -156,7 +157,7 @@ package final class IngestPipeline: @unchecked Sendable {
     private let retiredPushed = Atomic<UInt64>(0)
     private let retiredDropped = Atomic<UInt64>(0)
     private let retiredSpilled = Atomic<UInt64>(0)
-    private let stalledBy = Mutex<String?>(nil)
+    private let stalledBy = Lock<String?>(nil)
 
     /// Makes a pipeline writing to `sink`. Call ``start()`` to run the writer.
     /// - Throws: ``IngestError/invalidSetting(_:)`` for out-of-range settings.

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 
 /// The one sink that keeps nothing on disk: every batch "commits" at once and is gone. The
 /// pipeline behind a front-end that shows samples without storing them (`live --no-store`,
@@ -11,7 +12,7 @@ import Synchronization
 /// ``persistedState(forKey:)`` returns them: a device re-plugged while the process runs
 /// continues its count, and nothing reaches a disk.
 package final class NullSink: SampleSink {
-    private let state = Mutex<[String: Data]>([:])
+    private let state = Lock<[String: Data]>([:])
 
     /// A sink that discards, with no state.
     package init() {}

@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import Synchronization
+import Locking
 
 /// The rare extras a ``SampleRecord`` cannot carry inline: the sample's metadata (a sync
 /// identifier and version, free keys such as `HGTimingUncertain`) and per-device state to
@@ -75,7 +76,7 @@ package final class SampleAttachments: Sendable {
         var outstanding: [UInt64: SampleAttachment] = [:]
         var loose: [String: Loose] = [:]
     }
-    private let inner = Mutex(Inner())
+    private let inner = Lock(Inner())
     /// Outstanding attachments plus loose state values: zero means the writer can skip the channel.
     private let entries = Atomic<Int>(0)
     private let looseEntries = Atomic<Int>(0)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 
 /// What a ring does when it is full (the writer is behind: a stalled SD card, a full disk).
 package enum OverflowPolicy: Sendable, Equatable, CustomStringConvertible {
@@ -63,7 +64,7 @@ package final class SampleRing: @unchecked Sendable {
     private var cachedTail = 0
     /// Samples in the overflow list (producer adds, writer resets); read without the lock.
     private let spillCount = Atomic<Int>(0)
-    private let spill = Mutex<[SampleRecord]>([])
+    private let spill = Lock<[SampleRecord]>([])
 
     private let pushed = Atomic<UInt64>(0)
     private let dropped = Atomic<UInt64>(0)

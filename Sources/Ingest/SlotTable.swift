@@ -1,5 +1,6 @@
 import HealthModel
 import Synchronization
+import Locking
 
 /// The small ids a ``SampleRecord`` uses for its type, source and device.
 ///
@@ -16,7 +17,7 @@ package final class SlotTable: Sendable {
         var sources: [Source] = []
         var devices: [Device] = []
     }
-    private let tables = Mutex(Tables())
+    private let tables = Lock(Tables())
 
     /// Creates an empty table.
     package init() {}

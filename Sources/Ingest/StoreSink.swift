@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import HealthStore
 import Synchronization
+import Locking
 
 /// The production sink: commits each batch into a ``HealthStore`` in one transaction through
 /// the store's bulk writer (`StoreWriter.insertNew`, the same one the benchmark's ceiling
@@ -49,7 +50,7 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
     /// The durability mode: the one asked for, until a failed sync switches group commit to
     /// ``Durability/everyCommit`` for good (see ``sync()``).
     package var durability: Durability { mode.withLock { $0 } }
-    private let mode: Mutex<Durability>
+    private let mode: Lock<Durability>
 
     /// A sink writing into `store` with `durability` (see ``Durability``; group commit unless
     /// told otherwise). It sets the store connection's `synchronous` pragma to match, and its
@@ -57,7 +58,7 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
     /// - Throws: ``SinkError`` when the pragmas cannot be set.
     package init(store: HealthStore, durability: Durability = .group, storage: Storage = .series) throws(SinkError) {
         self.store = store
-        self.mode = Mutex(durability)
+        self.mode = Lock(durability)
         self.storage = storage
         self.series = storage == .series ? SeriesWriter() : nil
         do { try store.withConnection { try $0.execute(Self.pragmas(for: durability)) } } catch {

@@ -7,6 +7,7 @@ import Ingest
 import Logging
 import Synchronization
 import Sysexits
+import Locking
 
 /// The MQTT publisher inside `healthgate run` (`[uplink.mqtt]`; docs/mqtt.md): every committed
 /// heart-rate and step sample and each device's state under `<prefix>/<gateway>/<device>/…`,
@@ -64,7 +65,7 @@ package final class HomeAssistantPublisher: Sendable {
 
     private let settings: Settings
     private let connection: MQTTConnection
-    private let devices = Mutex<[String: DeviceState]>([:])
+    private let devices = Lock<[String: DeviceState]>([:])
     private let queue = DispatchQueue(label: "healthgate.mqtt")
     private let storePath: String
     private let logger: Logger

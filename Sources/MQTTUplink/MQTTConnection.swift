@@ -2,6 +2,7 @@ import CMosquitto
 import Foundation
 import Logging
 import Synchronization
+import Locking
 
 /// One connection to an MQTT broker through Debian's libmosquitto (docs/mqtt.md): its own
 /// network thread (`mosquitto_loop_start`), reconnection with a doubling pause (1 → 30 s), a
@@ -27,7 +28,7 @@ final class MQTTConnection: Sendable {
     private let connectedFlag = Atomic<Bool>(false)
     /// The message id of the last QoS 1 message the broker acknowledged (PUBACK).
     private let acknowledged = Atomic<Int32>(-1)
-    private let connectHandler = Mutex<(@Sendable () -> Void)?>(nil)
+    private let connectHandler = Lock<(@Sendable () -> Void)?>(nil)
 
     /// The libmosquitto handle, used from any thread (the library locks inside).
     private struct Handle: @unchecked Sendable { let pointer: OpaquePointer }

@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import Synchronization
+import Locking
 
 /// The one way everything in HealthGate stops: a one-shot "stop now" raised from any thread (a
 /// signal trap, a test, a source's end) and seen three ways — as a flag (``isRaised``) by loops
@@ -11,8 +12,8 @@ import Synchronization
 /// time someone asks for it: a stop nobody polls costs no descriptors.
 package final class StopSignal: Sendable {
     private let raised = Atomic<Bool>(false)
-    private let hooks = Mutex<(next: Int, byID: [Int: @Sendable () -> Void])>((0, [:]))
-    private let pipe = Mutex<WakePipe?>(nil)
+    private let hooks = Lock<(next: Int, byID: [Int: @Sendable () -> Void])>((0, [:]))
+    private let pipe = Lock<WakePipe?>(nil)
 
     /// A hook registered with ``onRaise(_:)``. Cancel it when the thing it would stop has ended
     /// on its own (a connection that closed), so a daemon reconnecting for months does not pile

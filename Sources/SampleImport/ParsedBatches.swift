@@ -4,6 +4,7 @@ import HealthModel
 import HealthStore
 import Synchronization
 import Sysexits
+import Locking
 
 /// The file's good samples in batches of the import's transaction size, read and parsed on a
 /// thread of their own while the caller saves the batch before: reading and parsing a line
@@ -106,7 +107,7 @@ final class ParsedBatches {
 
     /// A queue of at most one batch between the reading thread and the saving one.
     private final class Handoff: Sendable {
-        private let queue = Mutex<(items: [Batch], cancelled: Bool)>(([], false))
+        private let queue = Lock<(items: [Batch], cancelled: Bool)>(([], false))
         private let space = DispatchSemaphore(value: 1)
         private let filled = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)

@@ -1,6 +1,7 @@
 import ChildProcess
 import Foundation
 import Synchronization
+import Locking
 
 /// A throwaway PostgreSQL cluster for the uplink's tests and benchmark: `initdb` in a temporary directory,
 /// `pg_ctl` serving on a Unix socket in that directory and on a loopback port (password-only
@@ -17,7 +18,7 @@ package final class PostgresCluster: Sendable {
         return "\(base)/\(versions.last ?? 15)/bin"
     }()
 
-    static let shared = Mutex<PostgresCluster?>(nil)
+    static let shared = Lock<PostgresCluster?>(nil)
 
     /// The process-wide cluster, started on first use.
     package static func get() throws -> PostgresCluster {
@@ -137,7 +138,7 @@ package final class PostgresCluster: Sendable {
         p.standardError = err
         p.standardInput = FileHandle.nullDevice
         try p.run()
-        let errData = Mutex(Data())
+        let errData = Lock(Data())
         let reader = Thread { let d = err.fileHandleForReading.readDataToEndOfFile(); errData.withLock { $0 = d } }
         reader.start()
         let o = out.fileHandleForReading.readDataToEndOfFile()

@@ -3,6 +3,7 @@ import Synchronization
 import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// Hardware or software flow control on the port.
@@ -112,7 +113,7 @@ package final class SerialPort: @unchecked Sendable {
     package let path: String
     /// The file descriptor (non-blocking).
     package let fd: Int32
-    private let closed = Mutex(false)
+    private let closed = Lock(false)
 
     /// Opens `path` with `O_NOCTTY | O_NONBLOCK`, takes it exclusively (unless told not to), and
     /// sets raw mode, the baud rate, 8 data bits, no parity, one stop bit, `CLOCAL | CREAD`, and

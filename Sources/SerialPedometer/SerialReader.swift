@@ -3,6 +3,7 @@ import Synchronization
 import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// What a ``SerialReader`` delivers.
@@ -28,7 +29,7 @@ package final class SerialReader: @unchecked Sendable {
     private let port: SerialPort
     private let wake = WakePipe()
     private let handler: @Sendable (SerialReaderEvent) -> Void
-    private let finished = Mutex(false)
+    private let finished = Lock(false)
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts reading `port` at once; every event goes to `handler`, on the reader's thread, in order.

@@ -4,6 +4,7 @@ import HeartRateProfile
 import Synchronization
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// Simulated hardware for a real `healthgate run`: heart-rate straps served on Unix-domain
@@ -56,8 +57,8 @@ package final class SimulatedLoad: Sendable {
     }
 
     private static let recentLimit = 4_096
-    private let listeners: Mutex<[UnixSocketATTListener?]>
-    private let sent: Mutex<[Sent]>
+    private let listeners: Lock<[UnixSocketATTListener?]>
+    private let sent: Lock<[Sent]>
     private let running = Atomic<Bool>(false)
     private let driverDone = DispatchSemaphore(value: 0)
 
@@ -89,8 +90,8 @@ package final class SimulatedLoad: Sendable {
             list.append(Strap(name: "Sim Strap \(k)", socketPath: path, peripheral: p))
         }
         self.straps = list
-        self.listeners = Mutex(listeners)
-        self.sent = Mutex(Array(repeating: Sent(), count: straps))
+        self.listeners = Lock(listeners)
+        self.sent = Lock(Array(repeating: Sent(), count: straps))
         var peds: [Pedometer] = []
         for k in stride(from: 1, through: pedometers, by: 1) {
             peds.append(Pedometer(name: "Sim Pedometer \(k)", device: try SimulatedPedometer()))

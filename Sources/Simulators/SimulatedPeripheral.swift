@@ -2,6 +2,7 @@ import Foundation
 import HealthModel
 import GATT
 import Synchronization
+import Locking
 
 /// One characteristic of a simulated GATT server.
 package struct SimulatedCharacteristic: Sendable {
@@ -108,7 +109,7 @@ package final class SimulatedPeripheral: Sendable {
         var connections = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let writeHandlers: [UInt16: @Sendable ([UInt8]) -> ATTErrorCode?]
     private let readable: Set<UInt16>
     private let writable: Set<UInt16>
@@ -162,7 +163,7 @@ package final class SimulatedPeripheral: Sendable {
         self.cccds = cccds
         var s = State()
         for a in attrs { s.values[a.handle] = a.value }
-        self.state = Mutex(s)
+        self.state = Lock(s)
     }
 
     // MARK: Connections

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 
 /// JSON output for `--json` (both executables): stable key order, no escaped slashes, one value
 /// a line. A value JSON cannot hold (NaN, an infinity, a type that is no JSON) is a failure with
@@ -50,7 +51,7 @@ package enum JSONOutput {
         pending.withLock { p in defer { p = nil }; return p }
     }
 
-    private static let pending = Mutex<CLIFailure?>(nil)
+    private static let pending = Lock<CLIFailure?>(nil)
 
     private static func failure(_ value: Any) -> CLIFailure {
         CLIFailure("could not write the output as JSON: it holds a value JSON cannot represent (NaN, an infinity or a non-JSON type) in \(String(describing: value).prefix(200)); this is a bug, please report it with the command line.",

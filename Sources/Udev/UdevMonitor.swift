@@ -4,6 +4,7 @@ import Synchronization
 import Platform
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// Where device events come from.
@@ -35,7 +36,7 @@ package final class UdevMonitor: @unchecked Sendable {
     private let monitor: OpaquePointer
     private let wake: WakePipe
     private let done = DispatchSemaphore(value: 0)
-    private let stopped = Mutex(false)
+    private let stopped = Lock(false)
 
     /// Starts listening for `subsystem` events from `source` (nil: `udev` if a udev daemon runs,
     /// else `kernel`).

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Synchronization
+import Locking
 
 /// Runs one exchange with the server under a deadline, without ever waiting for the exchange
 /// itself once the deadline passed.
@@ -97,7 +98,7 @@ enum ServerDeadline {
             var finished = false
             var onFinish: (@Sendable () -> Void)?
         }
-        private let state = Mutex(State())
+        private let state = Lock(State())
 
         func start(_ continuation: CheckedContinuation<T, any Error>) {
             let early = state.withLock { s -> Result<T, any Error>? in

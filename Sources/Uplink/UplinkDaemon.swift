@@ -6,6 +6,7 @@ import Platform
 import PostgresNIO
 import Sysexits
 import Synchronization
+import Locking
 
 /// The uplink inside `healthgate run` (`[uplink.postgres]`): a task that pushes the store's
 /// change feed every `interval`, and after a failure waits a backoff that doubles up to a
@@ -47,7 +48,7 @@ package final class UplinkDaemon: Sendable {
     private let pusher: UplinkPusher
     private let settings: Settings
     private let logger: Logger
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = Lock<Task<Void, Never>?>(nil)
     private let ended = DispatchSemaphore(value: 0)
 
     /// Opens its own connection to the store at `path` (already created and migrated by `run`).

@@ -14,6 +14,7 @@ import ModuleExitCodes  // each module's failure with its exit code
 extension StoreSink.Durability: ExpressibleByArgument {}
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// `healthgate-bench`: the ingest benchmarks, each with its baseline measured in the same run.
@@ -553,7 +554,7 @@ enum Bench {
         let slots = pipeline.slots
         let hr = try slots.slot(for: .heartRate)
         let src = try slots.slot(for: StrapSource.source)
-        let samplesMs = Mutex<[Double]>([])
+        let samplesMs = Lock<[Double]>([])
         pipeline.addObserver { batch in
             let now = Date().timeIntervalSince1970
             let l = batch.records.map { (now - $0.end) * 1000 }

@@ -3,10 +3,11 @@ import HealthGateTesting
 import Foundation
 import Simulators
 import Synchronization
+import Locking
 
 /// Collects values from any thread, for tests.
 final class Collector<T: Sendable>: Sendable {
-    private let items = Mutex<[T]>([])
+    private let items = Lock<[T]>([])
     func append(_ x: T) { items.withLock { $0.append(x) } }
     var all: [T] { items.withLock { $0 } }
 }

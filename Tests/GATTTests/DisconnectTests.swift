@@ -4,6 +4,7 @@ import HealthGateTesting
 import Simulators
 import Synchronization
 import Testing
+import Locking
 
 // A hang guard, not a latency bound: generous, because in the one-thread pass at a high load
 // a test can wait minutes for the single pool thread before it runs at all.
@@ -13,7 +14,7 @@ import Testing
     func disconnectMidDiscovery(opcode: ATTOpcode, kind: BearerKind) async throws {
         let strap = SimulatedPeripheral.heartRateStrap()
         strap.inject(.disconnect(opcode: opcode, occurrence: opcode == .readByGroupTypeRequest ? 2 : 1))
-        let ended = Mutex<GATTError?>(nil)
+        let ended = Lock<GATTError?>(nil)
         let bearer: any ATTBearer = kind == .inMemory ? strap.connect() : try strap.connectSocketPair()
         let client = GATTClient(bearer: bearer, onDisconnect: { reason in ended.withLock { $0 = reason } })
         await #expect {

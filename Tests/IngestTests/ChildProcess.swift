@@ -3,6 +3,7 @@ import HealthGateTesting
 import Synchronization
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// The built `healthgate` executable (HealthGateTesting finds it beside the test bundle).
@@ -17,7 +18,7 @@ final class Child: @unchecked Sendable {
     private let err = Buffer()
 
     final class Buffer: Sendable {
-        let data = Mutex(Data())
+        let data = Lock(Data())
         func append(_ d: Data) { data.withLock { $0.append(d) } }
         var text: String { String(decoding: data.withLock { $0 }, as: UTF8.self) }
     }

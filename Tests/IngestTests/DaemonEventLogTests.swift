@@ -11,6 +11,7 @@ import Testing
 @testable import Gateway
 @testable import Ingest
 @testable import Systemd
+import Locking
 
 /// What the daemon tells the journal about its devices and its store: a strap's connection,
 /// subscription and disconnect once each at info, a full disk at warning for as long as it
@@ -18,7 +19,7 @@ import Testing
 @Suite struct DaemonEventLogTests {
     /// Journal lines (`<priority>message`) collected from any thread.
     final class Lines: Sendable {
-        private let lines = Mutex<[String]>([])
+        private let lines = Lock<[String]>([])
         func append(_ l: String) { lines.withLock { $0.append(l) } }
         func withLock<R: Sendable>(_ body: ([String]) -> R) -> R { lines.withLock { body($0) } }
     }
@@ -89,7 +90,7 @@ import Testing
         // counts included, a few bytes each, which never ask for a page this test refuses).
         let runtime = try GatewayRuntime(sink: try StoreSink(store: store, storage: .individual), store: store, configuration: IngestConfiguration(
             batchSize: 100, flushInterval: .milliseconds(5), retryInterval: .milliseconds(20)), logger: logger)
-        let final = Mutex<IngestStats?>(nil)
+        let final = Lock<IngestStats?>(nil)
         Thread {
             let stats = try? runtime.run(sources: [Burst(count: 500)], statusInterval: .milliseconds(1))
             final.withLock { $0 = stats }

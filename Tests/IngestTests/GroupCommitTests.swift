@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 @testable import Ingest
 import HealthGateTesting
+import Locking
 
 /// Group commit: the writer makes committed batches durable with `SampleSink.sync()` once it has
 /// caught up, once per flush interval while behind, and before it stops — and StoreSink's two
@@ -13,7 +14,7 @@ import HealthGateTesting
     /// Logs writes and syncs in the order the writer made them.
     final class EventSink: SampleSink, @unchecked Sendable {
         enum Event: Equatable { case write(Int), sync }
-        let events = Mutex<[Event]>([])
+        let events = Lock<[Event]>([])
         func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
             events.withLock { $0.append(.write(records.count)) }
         }
@@ -66,7 +67,7 @@ import HealthGateTesting
     /// A clock the test moves by hand: the writer's flush and sync intervals are counted against it.
     final class HandClock: @unchecked Sendable {
         let base = ContinuousClock.now
-        let offset = Mutex(Duration.zero)
+        let offset = Lock(Duration.zero)
         var now: ContinuousClock.Instant { base.advanced(by: offset.withLock { $0 }) }
         func advance(_ d: Duration) { offset.withLock { $0 += d } }
     }
@@ -74,8 +75,8 @@ import HealthGateTesting
     /// Logs each sync with the hand clock's time, and counts writes.
     final class ClockedSink: SampleSink, @unchecked Sendable {
         let clock: HandClock
-        let syncTimes = Mutex<[ContinuousClock.Instant]>([])
-        let writes = Mutex(0)
+        let syncTimes = Lock<[ContinuousClock.Instant]>([])
+        let writes = Lock(0)
         init(clock: HandClock) { self.clock = clock }
         func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) { writes.withLock { $0 += 1 } }
         func sync() throws(SinkError) { syncTimes.withLock { $0.append(clock.now) } }
@@ -118,8 +119,8 @@ import HealthGateTesting
 
     /// A sink whose disk refuses every fsync.
     final class FailingSyncSink: SampleSink, @unchecked Sendable {
-        let syncs = Mutex(0)
-        let writes = Mutex(0)
+        let syncs = Lock(0)
+        let writes = Lock(0)
         func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) { writes.withLock { $0 += 1 } }
         func sync() throws(SinkError) {
             syncs.withLock { $0 += 1 }
@@ -129,7 +130,7 @@ import HealthGateTesting
 
     @Test func aFailedSyncIsReportedOnceNotSpunOn() async throws {
         let sink = FailingSyncSink()
-        let reports = Mutex<[String]>([])
+        let reports = Lock<[String]>([])
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 1_000, flushInterval: .milliseconds(20),
                                                                                    syncInterval: .zero))
         p.onSyncFailure { reason in reports.withLock { $0.append(reason) } }

@@ -10,6 +10,7 @@ import Logging
 import Testing
 @testable import Gateway
 @testable import Ingest
+import Locking
 
 /// The daemon's allocation-free notification → record mapping stores what `live`'s
 /// `HeartRateSampleBuilder` stores (heart rate, contact, location, RR with gap marks, energy
@@ -222,8 +223,8 @@ import Testing
         var config = SimulatedStrapConfiguration()
         config.bodySensorLocation = 2   // wrist
         let strap = SimulatedPeripheral.heartRateStrap(config)
-        let connections = Mutex<[StrapSource.Connection]>([])
-        let batteries = Mutex<[Int]>([])
+        let connections = Lock<[StrapSource.Connection]>([])
+        let batteries = Lock<[Int]>([])
         let source = StrapSource(name: "strap", localIdentifier: "AA:BB:CC:DD:EE:02", reconnects: false,
                                  events: { e in
                                      switch e {

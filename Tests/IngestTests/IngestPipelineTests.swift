@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 @testable import Ingest
 import HealthGateTesting
+import Locking
 
 /// The writer: batching by count and by time, observers after commit, stalls, stop.
 @Suite struct IngestPipelineTests {
@@ -40,7 +41,7 @@ import HealthGateTesting
         let sink = RecordingSink()
         sink.state.withLock { $0.failNext = 2 }
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(5), retryInterval: .milliseconds(5)))
-        let seen = Mutex<[UInt64]>([])
+        let seen = Lock<[UInt64]>([])
         p.addObserver { batch in
             // Everything handed to an observer is already in the store.
             let stored = Set(sink.committed)
@@ -62,7 +63,7 @@ import HealthGateTesting
         let sink = RecordingSink()
         sink.state.withLock { $0.failNext = 1_000_000; $0.failKind = .diskFull }
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 50, flushInterval: .milliseconds(5), ringCapacity: 64, overflow: .spill(limit: 10_000), retryInterval: .milliseconds(2)))
-        let reports = Mutex<[String?]>([])
+        let reports = Lock<[String?]>([])
         p.onStallChange { r in reports.withLock { $0.append(r) } }
         p.start()
         let ring = try p.makeRing(name: "a")
@@ -108,7 +109,7 @@ import HealthGateTesting
         let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(5)))
         let hr = try p.slots.slot(for: .heartRate)
         let src = try p.slots.slot(for: Source(name: "Strap"))
-        let reports = Mutex<[String]>([])
+        let reports = Lock<[String]>([])
         p.onRejection { what in reports.withLock { $0.append(what) } }
         let ring = try p.makeRing(name: "a")
         for (tag, bpm) in [(0, 60.0), (1, 100_000), (2, 500), (3, .infinity), (4, 501), (5, 72)] as [(UInt64, Double)] {
@@ -135,7 +136,7 @@ import HealthGateTesting
     /// refuse it or every write.
     final class FinishingSink: SampleSink, @unchecked Sendable {
         struct State { var writes = 0; var finishedAfter: [Int] = []; var failFinish = false; var failWrites = false }
-        let state = Mutex(State())
+        let state = Lock(State())
         func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
             let fail = state.withLock { $0.failWrites }
             if fail { throw SinkError(.io, "injected EIO on write") }
@@ -153,7 +154,7 @@ import HealthGateTesting
         for failing in [false, true] {
             let sink = FinishingSink()
             sink.state.withLock { $0.failFinish = failing }
-            let reports = Mutex<[String]>([])
+            let reports = Lock<[String]>([])
             let p = try IngestPipeline(sink: sink, configuration: IngestConfiguration(batchSize: 10, flushInterval: .milliseconds(5)))
             p.onFinishFailure { reason in reports.withLock { $0.append(reason) } }
             let ring = try p.makeRing(name: "a")

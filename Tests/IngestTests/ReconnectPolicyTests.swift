@@ -10,6 +10,7 @@ import Testing
 @testable import Gateway
 @testable import Ingest
 @testable import HealthGateConfiguration
+import Locking
 
 /// The one reconnect policy (``ReconnectPolicy`` in the ``SourceRunner``) on the one strap path
 /// (``StrapSource``): link loss → reconnect → CCCD written again, backoff of failed attempts,
@@ -38,10 +39,10 @@ struct ReconnectPolicyTests {
 
     /// Collects what a runner reports.
     final class Seen: Sendable {
-        let events = Mutex<[StrapSource.Event]>([])
-        let payloads = Mutex<[(payload: [UInt8], connection: Int)]>([])
-        let pauses = Mutex<[Double]>([])
-        let failures = Mutex<[any Error]>([])
+        let events = Lock<[StrapSource.Event]>([])
+        let payloads = Lock<[(payload: [UInt8], connection: Int)]>([])
+        let pauses = Lock<[Double]>([])
+        let failures = Lock<[any Error]>([])
         var connected: [Int] { events.withLock { $0.compactMap { if case .connected(let c) = $0 { c.number } else { nil } } } }
     }
 
@@ -129,7 +130,7 @@ struct ReconnectPolicyTests {
     @Test func aTimedOutConnectWaitsTheSettlePause() async throws {
         let seen = Seen()
         let policy = ReconnectPolicy(initialPause: .milliseconds(10), maximumPause: .milliseconds(50), settlePause: .milliseconds(300))
-        let attempts = Mutex<[ContinuousClock.Instant]>([])
+        let attempts = Lock<[ContinuousClock.Instant]>([])
         let (runner, pipeline) = try Self.start({ target, stop in
             attempts.withLock { $0.append(.now) }
             _ = stop.sleep(.milliseconds(100))  // a kernel connect waiting for a strap that is away

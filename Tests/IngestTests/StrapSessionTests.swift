@@ -12,6 +12,7 @@ import Testing
 @testable import Gateway
 @testable import Ingest
 @testable import HealthGateConfiguration
+import Locking
 
 /// `live`'s strap path (``StrapSession``: straps as ``StrapSource``s into the ingest pipeline,
 /// taps for the front-end): samples, batching, reconnect, two straps — simulated straps over
@@ -288,7 +289,7 @@ struct StrapSessionTests {
 
 /// Collects a session's events from any thread.
 final class SessionEvents: Sendable {
-    private let items = Mutex<[StrapSession.Event]>([])
+    private let items = Lock<[StrapSession.Event]>([])
     func append(_ x: StrapSession.Event) { items.withLock { $0.append(x) } }
     var all: [StrapSession.Event] { items.withLock { $0 } }
 }

@@ -7,6 +7,7 @@ import Simulators
 import Synchronization
 import Testing
 @testable import Gateway
+import Locking
 
 /// A strap source under the one stop: a connection that ended leaves no hook behind (a daemon
 /// reconnecting for months must not pile up dead connections), a stopped one returns only once
@@ -20,7 +21,7 @@ import Testing
         let pipeline = try IngestPipeline(sink: RecordingSink())
         let ring = try pipeline.makeRing(name: "t")
         let stop = StopSignal()
-        let ended = Mutex(false)
+        let ended = Lock(false)
         Thread {
             _ = try? source.run(into: ring, slots: pipeline.slots, stop: stop)
             ended.withLock { $0 = true }

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 @testable import Ingest
 import HealthGateTesting
+import Locking
 
 /// Many producers against a slow, stalling, sometimes failing store: every pushed sample is
 /// committed exactly once or counted as dropped (and the producer was told), never both, never
@@ -60,7 +61,7 @@ import HealthGateTesting
 
 /// Tags several producer tasks report, collected under a lock.
 final class TagSet: Sendable {
-    private let storage = Mutex<Set<UInt64>>([])
+    private let storage = Lock<Set<UInt64>>([])
     func add(_ tags: [UInt64]) { storage.withLock { $0.formUnion(tags) } }
     var tags: Set<UInt64> { storage.withLock { $0 } }
 }

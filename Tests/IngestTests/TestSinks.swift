@@ -2,6 +2,7 @@ import Foundation
 import HealthGateTesting
 import Synchronization
 @testable import Ingest
+import Locking
 
 /// A sink that remembers every committed record's tag, and can be told to stall or fail.
 /// (Test double for the writer's contract; the SQLite-backed sink is tested on a real DB.)
@@ -15,8 +16,8 @@ final class RecordingSink: SampleSink, @unchecked Sendable {
         var failEvery: Int = 0
         var maxStallMicros: UInt32 = 0
     }
-    let state = Mutex(State())
-    private let rngState = Mutex(UInt64(0x9E3779B97F4A7C15))
+    let state = Lock(State())
+    private let rngState = Lock(UInt64(0x9E3779B97F4A7C15))
 
     func write(_ records: UnsafeBufferPointer<SampleRecord>, slots: SlotTable) throws(SinkError) {
         let (fail, kind, stall) = state.withLock { s -> (Bool, SinkError.Kind, UInt32) in

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// The one stop mechanism: hooks run once at stop and cancelled ones never; the descriptor wakes
@@ -12,7 +13,7 @@ import Testing
 @Suite struct StopSignalTests {
     @Test func hooksRunOnceAtStopAndCancelledOnesNever() {
         let stop = StopSignal()
-        let ran = Mutex<[Int]>([])
+        let ran = Lock<[Int]>([])
         let first = stop.onRaise { ran.withLock { $0.append(1) } }
         let second = stop.onRaise { ran.withLock { $0.append(2) } }
         for _ in 0..<1_000 { stop.onRaise { ran.withLock { $0.append(-1) } }.cancel() }

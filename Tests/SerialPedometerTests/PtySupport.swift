@@ -3,6 +3,7 @@ import Synchronization
 @testable import SerialPedometer
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// A pseudo-terminal standing in for a USB-serial pedometer: the test writes to the master
@@ -47,8 +48,8 @@ final class PtyRig: @unchecked Sendable {
     let port: SerialPort
     private(set) var reader: SerialReader!
     private final class Box: Sendable {
-        let m: Mutex<(session: PedometerSession, events: [SessionEvent], gone: String?, stopped: Bool, after: Int, bytes: Int)>
-        init(_ session: PedometerSession) { m = Mutex((session, [], nil, false, 0, 0)) }
+        let m: Lock<(session: PedometerSession, events: [SessionEvent], gone: String?, stopped: Bool, after: Int, bytes: Int)>
+        init(_ session: PedometerSession) { m = Lock((session, [], nil, false, 0, 0)) }
     }
     private let box: Box
 

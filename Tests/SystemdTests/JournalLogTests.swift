@@ -5,13 +5,14 @@ import Testing
 @testable import Systemd
 #if canImport(Glibc)
 @preconcurrency import Glibc
+import Locking
 #endif
 
 /// The daemon's journal lines: syslog priority prefixes journald understands, one line per
 /// event, and picked only when stderr really is the journal.
 @Suite struct JournalLogTests {
     @Test func linesCarryTheSyslogPriorityAndStayOneLine() {
-        let lines = Mutex<[String]>([])
+        let lines = Lock<[String]>([])
         var logger = Logger(label: "healthgate") { label in JournalLogHandler(label: label) { l in lines.withLock { $0.append(l) } } }
         logger.logLevel = .debug
         logger.debug("polling")

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Udev
+import Locking
 
 /// A kernel-source monitor receiving a real uevent (writing `add` to a tty's uevent file).
 @Suite(.serialized) struct MonitorTests {
@@ -9,7 +10,7 @@ import Testing
 
     @Test(.enabled(if: MonitorTests.canTrigger, "needs write access to /sys/class/tty/tty5/uevent"))
     func kernelMonitorReceivesARealUevent() throws {
-        let seen = Mutex<[UdevEvent]>([])
+        let seen = Lock<[UdevEvent]>([])
         let monitor = try UdevMonitor(source: .kernel) { e in seen.withLock { $0.append(e) } }
         defer { monitor.stop() }
         #expect(monitor.source == .kernel)

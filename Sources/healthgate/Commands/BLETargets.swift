@@ -5,6 +5,7 @@ import Gateway
 import HealthModel
 import HealthStore
 import Synchronization
+import Locking
 
 /// When a strap session (`live`, `record`) ends by itself; Ctrl-C ends it any time.
 struct SessionLimits: ParsableArguments {
@@ -52,7 +53,7 @@ extension AddressType: ExpressibleByArgument {}
 
 /// Serialises output lines from the several threads `live` reports on.
 enum Output {
-    private static let lock = Mutex(())
+    private static let lock = Lock(())
     static func line(_ s: String) { lock.withLock { _ in emitLine(s) } }
     static func json(_ v: Any) { lock.withLock { _ in JSONOutput.event(v) } }
     static func note(_ s: String) { lock.withLock { _ in Console.note(s) } }
