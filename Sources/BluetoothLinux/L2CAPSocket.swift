@@ -111,7 +111,7 @@ package final class L2CAPSocket: @unchecked Sendable {
         if withSockaddr(&remote, { Glibc.connect(fd, $0, $1) }) != 0 {
             let e = errno
             guard e == EINPROGRESS || e == EAGAIN else {
-                throw BluetoothError(errno: e, during: op).blamingAdapter { Adapter.presence(adapter?.id) }
+                throw BluetoothError(errno: e, during: op).blamingAdapter { Adapter.presence(adapter?.id) }.blamingBluetoothd(address)
             }
             var fds = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)]
             if let stop { fds.append(pollfd(fd: stop.fd, events: Int16(POLLIN), revents: 0)) }
@@ -130,7 +130,9 @@ package final class L2CAPSocket: @unchecked Sendable {
                 var soError: Int32 = 0
                 var len = socklen_t(MemoryLayout<Int32>.size)
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &soError, &len)
-                if soError != 0 { throw BluetoothError(errno: soError, during: op).blamingAdapter { Adapter.presence(adapter?.id) } }
+                if soError != 0 {
+                    throw BluetoothError(errno: soError, during: op).blamingAdapter { Adapter.presence(adapter?.id) }.blamingBluetoothd(address)
+                }
                 if fds[0].revents & Int16(POLLOUT) != 0 { break }
                 if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 { throw BluetoothError(errno: ECONNRESET, during: op) }
             }
@@ -167,8 +169,8 @@ package final class L2CAPSocket: @unchecked Sendable {
             if try security().level >= level.rawValue { return }
             if wake.sleep(.milliseconds(100)) { break }
         }
-        throw BluetoothError(.pairingFailed,
-                             "Pairing with \(address) did not complete within \(Int(timeout)) s: make sure a Bluetooth agent (bluetoothd) is running to confirm Just Works pairing, and that the strap is in pairing mode.")
+        throw BluetoothError(.pairingFailed, BluetoothError.pairingTimedOutMessage(address, seconds: Int(timeout),
+                                                                                    bluetoothdRunning: BlueZDaemon.isRunning))
     }
 
     /// Sends one ATT PDU.

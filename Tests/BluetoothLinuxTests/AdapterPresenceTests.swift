@@ -74,3 +74,52 @@ struct AdapterPresenceTests {
         #expect(Adapter.presence(15) == .absent)   // an id no machine here has
     }
 }
+
+/// `pair --bond` that timed out says why in terms of bluetoothd (the real-stack `bluetoothd`
+/// scenario sees the "no agent" case against Debian's bluetoothd).
+@Suite("A pairing that timed out says what to do about bluetoothd's agent")
+struct PairingTimeoutMessageTests {
+    static let strap = BluetoothAddress("F0:48:47:00:00:0B")!
+
+    @Test func besideBluetoothdItAsksForAnAgent() {
+        let m = BluetoothError.pairingTimedOutMessage(Self.strap, seconds: 15, bluetoothdRunning: true)
+        #expect(m.contains("bluetoothd is running") && m.contains("agent NoInputNoOutput") && m.contains("default-agent"))
+        #expect(m.contains("F0:48:47:00:00:0B") && m.contains("15 s"))
+    }
+
+    @Test func withoutBluetoothdItSaysNobodyAnswered() {
+        let m = BluetoothError.pairingTimedOutMessage(Self.strap, seconds: 15, bluetoothdRunning: false)
+        #expect(m.contains("nothing confirmed") && m.contains("Start bluetoothd"))
+        #expect(!m.contains("bluetoothd is running"))
+    }
+
+    /// A connect refused as busy beside bluetoothd says how to free the strap's link; without
+    /// bluetoothd, and for other errors, nothing changes.
+    @Test func aBusyStrapBesideBluetoothdIsFreedWithBluetoothctl() {
+        let busy = BluetoothError(errno: EBUSY, during: .connect(Self.strap, timeoutSeconds: 10))
+        let beside = busy.blamingBluetoothd(Self.strap) { true }
+        #expect(beside.kind == .busy && beside.message.contains("bluetoothctl disconnect F0:48:47:00:00:0B"))
+        #expect(busy.blamingBluetoothd(Self.strap) { false }.message == busy.message)
+        let refused = BluetoothError(errno: ECONNREFUSED, during: .connect(Self.strap, timeoutSeconds: 10))
+        #expect(refused.blamingBluetoothd(Self.strap) { true }.message == refused.message)
+    }
+
+    /// The probe finds a process by its name: a copy of `sleep` named `bluetoothd` is seen while
+    /// it runs, and not after (when no real bluetoothd runs on this machine).
+    @Test func theProbeSeesAProcessNamedBluetoothd() throws {
+        let before = BlueZDaemon.isRunning
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hg-bluez-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fake = dir.appendingPathComponent("bluetoothd")
+        try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: fake.path)
+        let p = Process()
+        p.executableURL = fake
+        p.arguments = ["30"]
+        try p.run()
+        #expect(BlueZDaemon.isRunning)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(BlueZDaemon.isRunning == before)
+    }
+}

@@ -73,5 +73,15 @@ class Adapter:
         self.state = "down"
         self.say("adapter removed: the guest has no Bluetooth controller")
 
+    def stop_agent(self) -> None:
+        """Stops the harness's pairing agent (a scenario where bluetoothd answers instead)."""
+        if self.agent is not None:
+            self.agent.stop(signal.SIGTERM, timeout=10)
+            self.agent = None
+
+    def start_agent(self) -> None:
+        if self.agent is None and self.state == "up":
+            self.agent = self.guest.spawn([str(self.bin_dir / "pairing_agent")])
+
     def agent_log(self) -> str:
         return self.agent.output()["stdout"] if self.agent is not None else ""

@@ -32,16 +32,19 @@ class Scenario:
     adapter: str            # "up": hci0 powered with the pairing agent; "down": no adapter; "any": untouched
     order: int
     qemu_opts: list[str] = field(default_factory=list)
+    boot: int = 1
 
 
 def scenario(name: str, summary: str, adapter: str = "up", order: int = 100,
-             qemu_opts: list[str] | None = None):
+             qemu_opts: list[str] | None = None, boot: int = 1):
     """Register a scenario. ``qemu_opts`` are extra QEMU arguments the guest needs for it (they are
-    added to the single boot whenever the scenario is selected, e.g. a USB controller)."""
+    added to the single boot whenever the scenario is selected, e.g. a USB controller). ``boot``
+    is the guest boot CI runs it in (`run --boot N`): the scenarios are split over boots so each
+    stays inside the harness's budget, rather than dropping any."""
     def register(function):
         if name in REGISTRY:
             raise HarnessError(f"scenario {name!r} is defined twice")
-        REGISTRY[name] = Scenario(name, function, summary, adapter, order, list(qemu_opts or []))
+        REGISTRY[name] = Scenario(name, function, summary, adapter, order, list(qemu_opts or []), boot)
         return function
     return register
 

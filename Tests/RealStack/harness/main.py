@@ -84,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Run healthgate against the real Linux Bluetooth stack in a QEMU guest.")
     parser.add_argument("--scenario", action="append", default=[], metavar="NAME",
                         help="run only this scenario (repeatable); default: all")
+    parser.add_argument("--boot", type=int, metavar="N",
+                        help="run only the scenarios of boot N (CI runs each boot in turn; see docs/realstack.md)")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--healthgate", help="the healthgate binary (default: .build/debug/healthgate or $HEALTHGATE_BIN)")
     parser.add_argument("--workdir", default=str(HERE / "work"), help="results folder (default: Tests/RealStack/work)")
@@ -94,13 +96,14 @@ def main(argv: list[str] | None = None) -> int:
     ordered = sorted(REGISTRY.values(), key=lambda s: (s.order, s.name))
     if args.list:
         for s in ordered:
-            print(f"{s.name:24} {s.summary}")
+            print(f"{s.name:24} boot {s.boot}  {s.summary}")
         return 0
     unknown = [n for n in args.scenario if n not in REGISTRY]
     if unknown:
         print(f"unknown scenario(s): {', '.join(unknown)}; known: {', '.join(s.name for s in ordered)}")
         return 64
-    selected = [s for s in ordered if not args.scenario or s.name in args.scenario]
+    selected = [s for s in ordered if (not args.scenario or s.name in args.scenario)
+                and (args.boot is None or s.boot == args.boot)]
 
     workdir = Path(args.workdir).resolve()
     workdir.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,7 @@ ROUNDS = [
 
 
 @scenario("adapter-reset", "run with two straps: hci0 powered off and on, then removed and re-registered; "
-          "every strap re-subscribed within 5 s, the outage logged once, nothing lost", order=58)
+          "every strap re-subscribed within 5 s, the outage logged once, nothing lost", order=58, boot=2)
 def adapter_reset(ctx: Context) -> None:
     config = f"{ctx.guest_tmp}/adapter-reset.toml"
     lines = ["status_interval = 5"]

@@ -25,7 +25,7 @@ NOTICED_WITHIN = 3.0     # after the supervision timeout: the kernel's report, t
 
 
 @scenario("supervision-timeout", "a strap out of range without a disconnect: run sees the supervision timeout, "
-          "shows it disconnected with no bpm, reconnects within 5 s of its return", order=59)
+          "shows it disconnected with no bpm, reconnects within 5 s of its return", order=59, boot=2)
 def supervision_timeout(ctx: Context) -> None:
     config = f"{ctx.guest_tmp}/supervision.toml"
     ctx.sh(f"printf '%s\\n' 'status_interval = 5' '[[strap]]' 'address = \"{addr(ctx, 'A')}\"' "
