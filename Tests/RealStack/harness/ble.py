@@ -15,6 +15,19 @@ def addr(ctx: Context, key: str) -> str:
     return ctx.straps[key]["address"]
 
 
+def run_config(ctx: Context, name: str, keys: list[str], status_interval: int = 5,
+               extra: list[str] | None = None) -> str:
+    """Writes a `healthgate run` configuration for straps `keys` (named "Strap K") to the guest's
+    tmpfs and returns its path; `extra` lines (e.g. an `[http]` table) go after the straps."""
+    path = f"{ctx.guest_tmp}/{name}.toml"
+    lines = [f"status_interval = {status_interval}"]
+    for key in keys:
+        lines += ["[[strap]]", f'address = "{addr(ctx, key)}"', f'name = "Strap {key}"']
+    lines += extra or []
+    ctx.sh("printf '%s\\n' " + " ".join(f"'{line}'" for line in lines) + f" > {path}")
+    return path
+
+
 def pair(ctx: Context, key: str, *extra: str) -> Result:
     """`healthgate pair` as a scenario's setup step: a failure says so. Returns once the strap has
     seen pair's link go down: the kernel keeps an LE link up about 2 s after the last socket on it

@@ -15,7 +15,7 @@ whatever the gateway does, yet the strap's log would count it as sent."""
 import signal
 import time
 
-from harness.ble import addr, compare, quiesce, release, settle, wait_notifications, wait_subscribed
+from harness.ble import addr, compare, quiesce, release, run_config, settle, wait_notifications, wait_subscribed
 from harness.core import Context, scenario
 
 KEYS = ["A", "B"]
@@ -35,11 +35,7 @@ ROUNDS = [
 @scenario("adapter-reset", "run with two straps: hci0 powered off and on, then removed and re-registered; "
           "every strap re-subscribed within 5 s, the outage logged once, nothing lost", order=58, boot=2)
 def adapter_reset(ctx: Context) -> None:
-    config = f"{ctx.guest_tmp}/adapter-reset.toml"
-    lines = ["status_interval = 5"]
-    for key in KEYS:
-        lines += ["[[strap]]", f'address = "{addr(ctx, key)}"', f'name = "Strap {key}"']
-    ctx.sh("printf '%s\\n' " + " ".join(f"'{line}'" for line in lines) + f" > {config}")
+    config = run_config(ctx, "adapter-reset", KEYS)
     since = ctx.peer.mark("adapter-reset starts")
     # At debug level: the attempts and their failures are in results/ when a bound is missed.
     process = ctx.hg_spawn("run", "--config", config, env={"HEALTHGATE_LOG": "debug"})

@@ -10,7 +10,7 @@ bluetoothd does not take the straps' connections or their notifications."""
 import signal
 import time
 
-from harness.ble import addr, compare, pair, quiesce, settle, wait_notifications, wait_subscribed
+from harness.ble import addr, compare, pair, quiesce, run_config, settle, wait_notifications, wait_subscribed
 from harness.core import Context, scenario
 
 BLUETOOTHD = "/usr/libexec/bluetooth/bluetoothd"
@@ -68,10 +68,7 @@ def bluetoothd(ctx: Context) -> None:
         ctx.expect("LongTermKey" in info.stdout, "bluetoothd did not store strap B's bond (no LongTermKey in "
                                                  "/var/lib/bluetooth/…/info): a reboot would lose it", info)
         # live, then run, each storing exactly what the straps sent.
-        config = f"{ctx.guest_tmp}/bluetoothd.toml"
-        ctx.sh("printf '%s\\n' " + " ".join(f"'{l}'" for l in [
-            "status_interval = 5", "[[strap]]", f'address = "{addr(ctx, "A")}"', 'name = "Strap A"',
-            "[[strap]]", f'address = "{addr(ctx, "B")}"', 'name = "Strap B"']) + f" > {config}")
+        config = run_config(ctx, "bluetoothd", ["A", "B"])
         since = ctx.peer.mark("run beside bluetoothd")
         process = ctx.hg_spawn("run", "--config", config)
         wait_subscribed(ctx, "A", since, process=process)

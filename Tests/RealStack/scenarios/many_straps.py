@@ -13,7 +13,7 @@ connected and was never subscribed. On failure this scenario saves the daemon's 
 import signal
 import time
 
-from harness.ble import addr, compare, quiesce, settle, wait_subscribed
+from harness.ble import compare, quiesce, run_config, settle, wait_subscribed
 from harness.core import Context, scenario
 
 KEYS = ["A", "B", "C", "D", "E", "F", "G"]
@@ -29,11 +29,7 @@ def many_straps(ctx: Context) -> None:
     for key in dormant:
         ctx.peer.command("advertise", strap=key, on=True)
     ctx.peer.command("period", strap=FAST, seconds=FAST_PERIOD)
-    config = f"{ctx.guest_tmp}/many-straps.toml"
-    lines = ["status_interval = 10"]
-    for key in KEYS:
-        lines += ["[[strap]]", f'address = "{addr(ctx, key)}"', f'name = "Strap {key}"']
-    ctx.sh("printf '%s\\n' " + " ".join(f"'{line}'" for line in lines) + f" > {config}")
+    config = run_config(ctx, "many-straps", KEYS, status_interval=10)
     since = ctx.peer.mark("many straps start")
     try:
         process = ctx.hg_spawn("run", "--config", config, env={"HEALTHGATE_LOG": "debug"})
