@@ -48,7 +48,9 @@ let package = Package(
         // One lock type for the whole package: Synchronization.Mutex, or a pthread mutex that
         // ThreadSanitizer can see in the sanitizer build (docs/fuzzing.md, "Sanitizer passes").
         .target(name: "Locking"),
-        .target(name: "Platform", dependencies: ["Locking"]),
+        // <sys/timerfd.h>, which Glibc's module leaves out: the kernel's notice that the wall clock was set.
+        .systemLibrary(name: "CTimerFD"),
+        .target(name: "Platform", dependencies: ["Locking", "CTimerFD"]),
 
         // Library targets, in the order data flows from a sensor's bytes to a stored row.
         // Health data types: quantity types, units, samples, metadata, the one v7 UUID maker (pure;

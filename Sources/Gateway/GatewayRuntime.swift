@@ -4,6 +4,7 @@ import Sysexits
 import HealthStore
 import Ingest
 import Logging
+import Platform
 import Synchronization
 import Systemd
 #if canImport(Glibc)
@@ -137,6 +138,8 @@ package final class GatewayRuntime: Sendable {
         started?()
         notifier.ready(status: "ingesting from \(sources.count) source(s)")
         logger.info("ingesting from \(sources.count) source(s) into \(store?.path ?? "nothing (no store)")")
+        let clockWatch = Self.watchClock(logger: logger)
+        defer { clockWatch.cancel() }
 
         // Watchdog pings and status lines from a timer; the calling thread just waits.
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -218,6 +221,30 @@ package final class GatewayRuntime: Sendable {
 
     /// The store transactions this process committed, for the status line: what the SD-card
     /// write profile divides the bytes written by (docs/store.md, "Writes").
+    /// Says when the wall clock, which dates every reading, is not set (before
+    /// ``Platform/ClockSteps/earliestPlausible``) and, while the run lasts, each time it steps
+    /// (docs/operations.md, "The clock"): sources already keep their intervals to what really
+    /// passed (``Platform/ClockSteps``); the samples received before a step keep the old clock's
+    /// dates, and these lines say which.
+    static func watchClock(logger: Logger, clock: ClockSteps = .system) -> ClockSteps.Observation {
+        @Sendable func iso(_ t: Double) -> String { Date(timeIntervalSince1970: t).formatted(.iso8601) }
+        let unset = "it has not been set (no RTC, and no NTP yet): samples are dated by it"
+        let advice = "start healthgate after the time is synchronised (systemd-time-wait-sync; docs/operations.md, \"The clock\")"
+        if let now = ClockSteps.implausibleNow() {
+            logger.warning("the system clock reads \(iso(now.timeIntervalSince1970)), before \(iso(ClockSteps.earliestPlausible)): \(unset); \(advice)")
+        }
+        let since = Lock(Date().timeIntervalSince1970)
+        return clock.observe { step in
+            let before = step.at - step.seconds
+            let from = since.withLock { f -> Double in defer { f = step.at }; return f }
+            var line = "the system clock stepped \(step.described) (NTP setting it, or `date -s`): samples received before the step"
+                + " (from \(iso(from)) to \(iso(before)) by the old clock) keep the old clock's dates; intervals across it last what really passed"
+            if before < ClockSteps.earliestPlausible { line += "; the old clock was not set: \(advice)" }
+            if step.at < ClockSteps.earliestPlausible { line += "; the clock still reads before \(iso(ClockSteps.earliestPlausible)): \(unset)" }
+            logger.log(level: abs(step.seconds) >= 1 ? .warning : .info, "\(line)")
+        }
+    }
+
     static func commitsNote(_ store: HealthStore?) -> String {
         store == nil ? "" : ", \(HealthStore.processCommits) store commits"
     }

@@ -134,6 +134,17 @@ package struct HeartRateRecordMapper: Sendable {
         if !energyContinues { lastEnergy = nil }
     }
 
+    /// The wall clock stepped by `seconds` (``Platform/ClockSteps``) since the last reading: the
+    /// times kept from earlier readings move with it, so the next energy interval lasts what
+    /// really passed (not a year, nor less than nothing) and the SDNN window and RR gap checks
+    /// carry on across the step.
+    package mutating func clockStepped(by seconds: Double) {
+        if let last = lastEnergy { lastEnergy = (last.kJ, last.at + seconds) }
+        lastRRAt = lastRRAt.map { $0 + seconds }
+        windowStart = windowStart.map { $0 + seconds }
+        if windowLast.isFinite { windowLast += seconds }
+    }
+
     /// Adds `ticks` (one sample's RR intervals) to the SDNN window; returns the SDNN record when
     /// it completes.
     private mutating func collectSDNN<C: Collection<UInt16>>(_ ticks: C, gap: Bool, at t: Double) -> SampleRecord? {

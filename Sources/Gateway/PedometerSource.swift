@@ -145,10 +145,12 @@ package struct PedometerSource: IngestSource {
         }
         let initial = resume ?? CounterState()
         observer?(.opened(device: device, state: initial))
-        let feeder = Lock(PedometerStream(
+        var stream = PedometerStream(
             session: PedometerSession(format: options.format, counter: StepCounter(configuration: counterConfig, state: initial)),
             ring: ring, key: key, counters: counters, device: device,
-            slots: (typeSlot, sourceSlot, deviceSlot), observer: observer))
+            slots: (typeSlot, sourceSlot, deviceSlot), observer: observer)
+        stream.clock = ClockSteps.system.cursor()
+        let feeder = Lock(stream)
         let ended = Lock<String?>(nil)
         let reader = SerialReader(port: port) { event in
             switch event {

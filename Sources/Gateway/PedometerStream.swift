@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import Ingest
+import Platform
 import SerialPedometer
 import Synchronization
 
@@ -29,6 +30,9 @@ struct PedometerStream: @unchecked Sendable {
     var persisted: CounterState?
     var persistedAt = ContinuousClock.now
     let encoder = JSONEncoder()
+    /// Steps of the wall clock the receipt times follow (a live pedometer's: the system clock;
+    /// nil for a replay, whose times come from the capture).
+    var clock: ClockSteps.Cursor?
 
     init(session: PedometerSession, ring: SampleRing, key: String?, counters: PedometerSource.Counters, device: Device,
          slots: (UInt16, UInt16, UInt16), beforePush: (@Sendable () -> Void)? = nil,
@@ -70,6 +74,7 @@ struct PedometerStream: @unchecked Sendable {
             counters.rejected.add(1, ordering: .relaxed)
             observer?(.session(.rejected(line: nil, reason: why)))
         case .line(let text):
+            if let stepped = clock?.take(), stepped != 0 { session.clockStepped(by: stepped) }
             emit(session.feedLine(text, receivedAt: at))
         }
     }

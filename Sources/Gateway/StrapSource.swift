@@ -1,9 +1,9 @@
-import Platform
 import Foundation
 import GATT
 import HealthModel
 import HeartRateProfile
 import Ingest
+import Platform
 import Synchronization
 import Locking
 
@@ -47,6 +47,8 @@ package struct StrapSource: IngestSource {
     final class StateBox: @unchecked Sendable {
         var mapper: HeartRateRecordMapper?
         var info: StrapInfo?
+        /// Steps of the wall clock since the last notification (the mapper's times move with them).
+        var clock = ClockSteps.system.cursor()
     }
 
     /// Per-strap counters (any thread).
@@ -241,6 +243,8 @@ package struct StrapSource: IngestSource {
                     counters.skipped.add(1, ordering: .relaxed)
                     return
                 }
+                let stepped = state.clock.take()
+                if stepped != 0 { state.mapper!.clockStepped(by: stepped) }
                 let stored = state.mapper!.map(m, at: event.receivedAt.timeIntervalSince1970, payload: event.value) { r, extra in
                     if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
                 }

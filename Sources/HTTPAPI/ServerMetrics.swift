@@ -3,6 +3,7 @@ import Ingest
 import Synchronization
 import Prometheus
 import Locking
+import Platform
 
 /// What `serve` can honestly report at `/metrics` (Prometheus text format, swift-prometheus):
 /// its own requests, responses by status class, failed authentications, samples it saved or
@@ -113,6 +114,17 @@ package final class ServerMetrics: Sendable {
             func gauge(_ n: String, _ help: String, _ v: UInt64) {
                 registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n, unitName: "", helpText: help))
                     .set(to: Double(v))
+            }
+            let clock = ClockSteps.system
+            let steps = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "clock", metricName: "steps",
+                unitName: "total", helpText: "Times the system's wall clock was set while run ran (NTP's first sync on a Pi without an RTC, date -s)."))
+            let stepsBefore = state.counted["clock_steps"] ?? 0
+            if clock.count > stepsBefore { steps.increment(by: Int64(UInt64(clock.count) - stepsBefore)) }
+            state.counted["clock_steps"] = max(UInt64(clock.count), stepsBefore)
+            if let last = clock.last {
+                registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "clock", metricName: "last_step",
+                    unitName: "seconds", helpText: "How far the last step moved the wall clock (positive: forward)."))
+                    .set(to: last.seconds)
             }
             gauge("ring_depth", "Samples waiting in rings and overflow lists.", p.pending)
             gauge("held", "Samples the writer holds in its batch or backlog.", p.held)

@@ -33,6 +33,11 @@ package struct PedometerSession: Sendable {
         self.framer = LineFramer(maxLineBytes: maxLineBytes)
     }
 
+    /// The gateway's wall clock stepped by `seconds` (``StepCounter/clockStepped(by:)``).
+    package mutating func clockStepped(by seconds: Double) {
+        counter.clockStepped(by: seconds)
+    }
+
     /// Feeds the bytes of one read, received at `receivedAt`.
     package mutating func feed(_ bytes: [UInt8], receivedAt: Date) -> [SessionEvent] {
         var out: [SessionEvent] = []

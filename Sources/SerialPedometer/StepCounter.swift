@@ -202,6 +202,16 @@ package struct StepCounter: Sendable {
         self.state = state
     }
 
+    /// The gateway's wall clock stepped by `seconds` since the last reading (NTP setting a
+    /// board's clock, `date -s`): the receipt times kept from earlier readings move with it, so
+    /// the next interval lasts what really passed instead of the step (a year) or less than
+    /// nothing. Device times are the device's own clock and do not move.
+    package mutating func clockStepped(by seconds: Double) {
+        state.baseline?.receivedAt += seconds
+        state.lastDelta?.receivedAt += seconds
+        state.suspect?.reading.receivedAt += seconds
+    }
+
     /// Feeds one reading received at `receivedAt` (the gateway clock).
     package mutating func process(_ reading: PedometerReading, receivedAt: Date) -> CounterOutput {
         if let c = reading.steps { return processCumulative(c, reading, receivedAt.timeIntervalSince1970) }
