@@ -63,7 +63,7 @@ struct HealthGate: AsyncParsableCommand {
             ChangesCommand.self,
             WatchCommand.self,
             TombstonesCommand.self,
-            MigrateCommand.self,
+            MigrateCommand.self, CheckCommand.self,
 
             // The HTTP API (issue 13)
             TokenCommand.self,

@@ -329,6 +329,7 @@ struct CLITests {
     static let readOnlyCommands: [[String]] = [
         ["samples"], ["samples", "--json"], ["stats", "--type", "stepCount"], ["stats", "--type", "stepCount", "--interval", "1d"],
         ["changes"], ["devices"], ["devices", "--json"], ["sources", "list"], ["export", "--format", "jsonl"], ["tombstones"],
+        ["check"], ["check", "--json"],
     ]
 
     @Test("read-only commands on a missing path exit 66 with a sentence and create no file or directory")
