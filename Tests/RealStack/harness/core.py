@@ -33,18 +33,21 @@ class Scenario:
     order: int
     qemu_opts: list[str] = field(default_factory=list)
     boot: int = 1
+    disks: list[str] = field(default_factory=list)
 
 
 def scenario(name: str, summary: str, adapter: str = "up", order: int = 100,
-             qemu_opts: list[str] | None = None, boot: int = 1):
+             qemu_opts: list[str] | None = None, boot: int = 1, disks: list[str] | None = None):
     """Register a scenario. ``qemu_opts`` are extra QEMU arguments the guest needs for it (they are
     added to the single boot whenever the scenario is selected, e.g. a USB controller). ``boot``
     is the guest boot CI runs it in (`run --boot N`): the scenarios are split over boots so each
-    stays inside the harness's budget, rather than dropping any."""
+    stays inside the harness's budget, rather than dropping any. ``disks`` names raw disk images
+    the harness creates empty (256 MiB, sparse, in the workdir) and attaches as virtio disks whose
+    serial is the name (``Context.disk(name)`` finds the guest's device)."""
     def register(function):
         if name in REGISTRY:
             raise HarnessError(f"scenario {name!r} is defined twice")
-        REGISTRY[name] = Scenario(name, function, summary, adapter, order, list(qemu_opts or []), boot)
+        REGISTRY[name] = Scenario(name, function, summary, adapter, order, list(qemu_opts or []), boot, list(disks or []))
         return function
     return register
 
@@ -61,6 +64,8 @@ class Context:
         self.transcript = open(results / "commands.log", "a")
         self.spawned: list[Process] = []
         self.straps = STRAPS
+        self.rebooted = False          # power_cut() booted the guest again
+        self.prepare_guest = lambda guest: None   # set by the runner: what a fresh boot needs
 
     # -- assertions ------------------------------------------------------------------------------
     def fail(self, message: str, result: Result | None = None) -> None:
@@ -149,6 +154,28 @@ class Context:
         self.expect(isinstance(value, list), "`healthgate samples --json` did not print a JSON array", result)
         # Sort by time, not by text: "…:19Z" sorts after "…:19.726Z" as a string ('.' < 'Z').
         return sorted(value, key=lambda s: (_instant(s.get("start")), _instant(s.get("end"))))
+
+    def disk(self, name: str) -> str:
+        """The guest's block device of the scenario's disk ``name`` (virtio_blk loaded first)."""
+        found = self.guest.sh(f"modprobe virtio_blk; for i in $(seq 50); do for d in /sys/block/vd*; do "
+                              f"[ \"$(cat $d/serial 2>/dev/null)\" = {name} ] && echo /dev/${{d##*/}} && exit 0; done; "
+                              f"sleep 0.1; done; exit 1", timeout=30, check=False)
+        self.expect(found.rc == 0 and found.stdout.strip(), f"the guest has no virtio disk with serial {name} (harness problem)", found)
+        return found.stdout.strip()
+
+    def power_cut(self) -> float:
+        """Kills QEMU outright (SIGKILL: no shutdown, no sync; the guest's page cache is lost as in a
+        power cut, what the guest had handed to its disks stays) and boots the guest again, ready
+        for commands (the healthgate binary copied again). Returns when QEMU was killed (host
+        time). The processes this scenario spawned died with the guest, and the adapter is gone:
+        a scenario that cuts the power must be the last of its boot."""
+        cut = self.guest.kill()
+        self.spawned.clear()
+        self.rebooted = True
+        self.say(f"  power cut: QEMU killed; booting the guest again")
+        self.guest.boot()
+        self.prepare_guest(self.guest)
+        return cut
 
     def cleanup(self) -> None:
         for process in list(self.spawned):

@@ -101,7 +101,7 @@ class Guest:
             f"-chardev socket,id=hgctl,path={self.control_path},server=on,wait=off",
             "-device virtserialport,chardev=hgctl,name=hgctl",
             f"-qmp unix:{self.qmp_path},server=on,wait=off",
-            *self.extra_qemu_opts,
+            *[opt.replace("{workdir}", str(self.workdir)) for opt in self.extra_qemu_opts],
         ]
         init = HERE / "guest" / "init.sh"
         argv = [str(self.venv_bin / "vng"), "--run", str(self.kernel), "--disable-kvm",
@@ -120,7 +120,16 @@ class Guest:
                 raise HarnessError(f"guest: QEMU did not create {self.control_path} within {timeout:.0f}s")
             time.sleep(0.05)
         self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(str(self.control_path))
+        while True:
+            try:
+                self.sock.connect(str(self.control_path))
+                break
+            except (ConnectionRefusedError, FileNotFoundError):
+                # QEMU made the socket but is not listening yet, or it exited (its options refused).
+                self._check_alive("before its control socket accepted a connection")
+                if time.monotonic() > deadline:
+                    raise HarnessError(f"guest: QEMU did not accept connections on {self.control_path} within {timeout:.0f}s")
+                time.sleep(0.05)
         self.hello = self._read_message(deadline, "the agent's hello (boot did not finish)")
         self.log(f"guest up after {time.monotonic() - self.started:.1f}s: kernel {self.hello.get('kernel')}, "
                  f"guest uptime {self.hello.get('uptime')}s")
@@ -182,6 +191,20 @@ class Guest:
         return Process(self, argv, reply["pid"])
 
     # -- shutdown -------------------------------------------------------------------------------
+    def kill(self) -> float:
+        """SIGKILL QEMU (vng's process group): a power cut. Returns the host time it was sent."""
+        cut = time.time()
+        if self.vng is not None:
+            try:
+                os.killpg(self.vng.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.vng.wait()
+        if self.sock is not None:
+            self.sock.close()
+        self.sock, self.buffer, self.vng = None, b"", None
+        return cut
+
     def shutdown(self) -> None:
         try:
             if self.sock is not None:

@@ -132,17 +132,28 @@ def main(argv: list[str] | None = None) -> int:
         peer = Peer(workdir, Path(sys.executable), say)
         peer.start()
         extra = [opt for s in selected for opt in s.qemu_opts]
+        for s in selected:
+            for disk in s.disks:    # fresh, empty, sparse; the scenario makes its file system
+                image = workdir / f"{disk}.img"
+                image.unlink(missing_ok=True)
+                with open(image, "wb") as f:
+                    f.truncate(256 << 20)
+                extra += [f"-drive file={{workdir}}/{disk}.img,if=none,id={disk},format=raw",
+                          f"-device virtio-blk-pci,drive={disk},serial={disk}"]
         guest = Guest(workdir, Path(sys.executable).parent, kernel, extra, peer.vhci_socket, say)
         guest.boot()
-        # Run healthgate from the guest's tmpfs: signals never hit a 9p read, and the unprivileged
-        # user of the capability scenario can execute it whatever the checkout's permissions are.
         helpers = workdir / "bin"
-        guest.sh(f"mkdir -p {GUEST_TMP}/bin && cp {healthgate} {GUEST_HEALTHGATE} && "
+
+        def prepare(g: Guest) -> None:
+            # Run healthgate from the guest's tmpfs: signals never hit a 9p read, and the unprivileged
+            # user of the capability scenario can execute it whatever the checkout's permissions are.
+            g.sh(f"mkdir -p {GUEST_TMP}/bin && cp {healthgate} {GUEST_HEALTHGATE} && "
                  f"cp {helpers}/vhci_bridge {helpers}/pairing_agent {GUEST_TMP}/bin/ && "
                  f"chmod 755 {GUEST_TMP}/bin {GUEST_TMP}/bin/*", timeout=60)
+        prepare(guest)
         adapter = Adapter(guest, Path(GUEST_TMP) / "bin", say)
         for s in selected:
-            outcomes[s.name] = run_one(s, guest, peer, adapter, healthgate, workdir)
+            outcomes[s.name] = run_one(s, guest, peer, adapter, healthgate, workdir, prepare)
     except HarnessError as error:
         say(f"HARNESS ERROR: {error}")
         for s in selected:
@@ -169,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_one(s: Scenario, guest: Guest, peer: Peer | None, adapter: Adapter, healthgate: Path,
-            workdir: Path) -> tuple[bool, str, float]:
+            workdir: Path, prepare=None) -> tuple[bool, str, float]:
     started = time.monotonic()
     if started - T0 > BUDGET_SECONDS:
         return False, f"not run: the harness passed its {BUDGET_SECONDS}s budget", 0.0
@@ -177,6 +188,8 @@ def run_one(s: Scenario, guest: Guest, peer: Peer | None, adapter: Adapter, heal
     results.mkdir(parents=True, exist_ok=True)
     say(f"--- {s.name}: {s.summary}")
     ctx = Context(s.name, guest, peer, GUEST_HEALTHGATE, results, GUEST_TMP, say, host_healthgate=healthgate)
+    if prepare is not None:
+        ctx.prepare_guest = prepare
     btmon = None
     try:
         if s.adapter == "up":
@@ -202,7 +215,7 @@ def run_one(s: Scenario, guest: Guest, peer: Peer | None, adapter: Adapter, heal
         ok, why = False, f"{type(error).__name__}: {error}\n{traceback.format_exc()}"
     finally:
         ctx.cleanup()
-        if btmon is not None:
+        if btmon is not None and not ctx.rebooted:     # a power cut took btmon with the guest
             try:
                 stopped = btmon.stop(signal.SIGINT, timeout=10)
                 if stopped.timed_out or stopped.rc not in (0, -2, 130):
