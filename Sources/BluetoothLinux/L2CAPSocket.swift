@@ -158,11 +158,21 @@ package final class L2CAPSocket: @unchecked Sendable {
 
     /// Raises the security of the live link (what bluetoothd does on "Insufficient Encryption")
     /// and waits up to `timeout` seconds for the kernel to report it reached.
+    ///
+    /// A link that is already that secure is left as it is: with a stored key (a bonded strap,
+    /// the socket asking for security before it connected) the kernel encrypts while connecting,
+    /// and asking again on an encrypted ATT channel is refused with EINVAL (`l2cap_sock_setsockopt`
+    /// treats `smp_conn_security`'s "already sufficient" as an error) — which `run` used to report
+    /// as a pairing failure on every reconnect (the real-stack `bluetoothd-reboot` scenario).
     package func raiseSecurity(to level: SecurityLevel, timeout: Double = 10) throws {
         let fd = fdState.withLock { $0 }
+        if try security().level >= level.rawValue { return }
         var bs = bt_security(level: level.rawValue, key_size: 0)
         guard setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &bs, socklen_t(MemoryLayout<bt_security>.size)) == 0 else {
-            throw BluetoothError(errno: errno, during: .secure(address))
+            let e = errno
+            // Encrypted between the check above and the request: the kernel's "already sufficient".
+            if e == EINVAL, try security().level >= level.rawValue { return }
+            throw BluetoothError(errno: e, during: .secure(address))
         }
         let deadline = SystemCall.monotonicSeconds() + timeout
         while SystemCall.monotonicSeconds() < deadline {

@@ -62,6 +62,7 @@ package final class GatewayDaemon: Sendable {
         let registry = StrapRegistry(store: store, logger: logger)
         let eventLog = StrapEventLog(logger: logger)
         let connector = kernelConnector(adapter: adapter, timeout: Self.connectTimeout)
+        let encryptingConnector = kernelConnector(adapter: adapter, security: .medium, timeout: Self.connectTimeout)
         let observers = StrapObservers()
         var straps: [StrapSource] = []
         for s in config.straps {
@@ -87,7 +88,7 @@ package final class GatewayDaemon: Sendable {
                 eventLog.log(e, strap: name)
                 registry.record(e, localIdentifier: local, address: address.description, addressType: type.rawValue, alias: s.name)
                 observers.send(e, local, s.name)
-            }, connect: { try connector(target, $0) }))
+            }, connect: { [connect = s.encrypt ? encryptingConnector : connector] in try connect(target, $0) }))
         }
         self.straps = straps
         strapObservers = observers

@@ -22,6 +22,10 @@ package struct GatewayConfig: Sendable, Equatable {
         /// The path of a `SOCK_SEQPACKET` Unix-domain socket carrying the strap's ATT channel,
         /// one PDU per message (a BLE proxy, a remote radio, `healthgate simulate`).
         package var socket: String?
+        /// `encrypt = true`: every connection asks for an encrypted link (a strap bonded with
+        /// `healthgate pair --bond`, or through bluetoothd): the kernel uses the stored key, so
+        /// the link is encrypted at once without pairing again; with no key it pairs (Just Works).
+        package var encrypt = false
     }
 
     /// A rule that picks serial ports to open as pedometers.
@@ -478,7 +482,7 @@ private struct Parser {
 
         for (i, t) in try tables(root, "strap").enumerated() {
             let place = Place(table: "strap", index: i)
-            try checkKeys(t, allowed: ["address", "address_type", "name", "socket"], at: place)
+            try checkKeys(t, allowed: ["address", "address_type", "name", "socket", "encrypt"], at: place)
             let address = try string(t, "address", at: place)
             let socket = try string(t, "socket", at: place)
             switch (address, socket) {
@@ -507,8 +511,17 @@ private struct Parser {
             if let type = typeKey, type != "public", type != "random" {
                 throw fail(Place(table: "strap", index: i, key: "address_type"), "'\(type)' is not an address type; use \"public\" or \"random\"")
             }
+            var encrypt = false
+            if let b = t["encrypt"] {
+                let p = Place(table: "strap", index: i, key: "encrypt")
+                guard let flag = b.bool else { throw fail(p, "expected true or false") }
+                if flag && socket != nil {
+                    throw fail(p, "'encrypt' goes with 'address': a strap reached over 'socket' has no Bluetooth link to encrypt")
+                }
+                encrypt = flag
+            }
             c.straps.append(.init(address: address?.uppercased(), addressType: typeKey, name: try string(t, "name", at: place),
-                                  socket: socket))
+                                  socket: socket, encrypt: encrypt))
         }
 
         // Vendor profiles first: a pedometer's format may name one.

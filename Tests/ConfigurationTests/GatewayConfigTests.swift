@@ -27,6 +27,7 @@ import Testing
             address = "aa:bb:cc:dd:ee:ff"
             address_type = "random"
             name = "Chest"
+            encrypt = true
 
             [[pedometer]]
             vendor = "1A86"
@@ -43,7 +44,7 @@ import Testing
         #expect(c.durability == .everyCommit)
         #expect(c.reconnect == ReconnectPolicy(initialPause: .milliseconds(250), maximumPause: .seconds(4), settlePause: .seconds(3)))
         #expect(c.ingest.syncInterval == .milliseconds(2000))
-        #expect(c.straps == [.init(address: "AA:BB:CC:DD:EE:FF", addressType: "random", name: "Chest")])
+        #expect(c.straps == [.init(address: "AA:BB:CC:DD:EE:FF", addressType: "random", name: "Chest", encrypt: true)])
         #expect(c.pedometers.count == 1)
         #expect(c.pedometers[0].vendor == "1a86" && c.pedometers[0].baud == 9600 && c.pedometers[0].path == nil)
     }

@@ -27,7 +27,9 @@ import Testing
         ConfigCase(text: "[[strap]]\nsocket = \"/run/s.sock\"\naddress_type = \"random\"\n", line: 3, says: "'address_type' goes with 'address'"),
         ConfigCase(text: "[[strap]]\nsocket = 5\n", line: 2, says: "'socket' in [[strap]] #1: expected a string in quotes"),
         ConfigCase(text: "[[strap]]\nname = \"x\"\n", line: 1, says: "or 'socket' (a Unix socket carrying its ATT channel)"),
-        ConfigCase(text: "[[strap]]\nsocket = \"/run/s.sock\"\nsockett = \"/run/t.sock\"\n", line: 3, says: "known keys here: address, address_type, name, socket"),
+        ConfigCase(text: "[[strap]]\nsocket = \"/run/s.sock\"\nsockett = \"/run/t.sock\"\n", line: 3, says: "known keys here: address, address_type, name, socket, encrypt"),
+        ConfigCase(text: "[[strap]]\nsocket = \"/run/s.sock\"\nencrypt = true\n", line: 3, says: "'encrypt' goes with 'address'"),
+        ConfigCase(text: "[[strap]]\naddress = \"AA:BB:CC:DD:EE:FF\"\nencrypt = \"yes\"\n", line: 3, says: "'encrypt' in [[strap]] #1: expected true or false"),
     ])
     func reportsFileLineAndWhatIsWrong(_ c: ConfigCase) {
         expectConfigError(c)

@@ -84,5 +84,8 @@ struct PairCommand: AsyncParsableCommand {
         }
         let handle = r.alias ?? target.address.description
         print("Remembered as \"\(r.alias ?? r.device.name ?? target.address.description)\"; `healthgate live \(handle)` streams it.")
+        if bond {
+            print("For `healthgate run`, give its [[strap]] table `encrypt = true`: each reconnect is then encrypted with the stored key.")
+        }
     }
 }

@@ -18,6 +18,12 @@ class Adapter:
         self.state = "down"
         self.powered_at = 0.0     # host time of the last power-on (time.time())
 
+    def forget(self) -> None:
+        """The guest booted again (``Context.power_cut``): its bridge and agent died with it, and
+        there is no hci0 until ``up()`` registers one."""
+        self.bridge = self.agent = None
+        self.state = "down"
+
     def modules(self) -> None:
         """The kernel's Bluetooth core and the vhci driver (guest/init.sh starts loading them)."""
         result = self.guest.run(["/bin/sh", "-c", "modprobe bluetooth && modprobe hci_vhci"], timeout=120)

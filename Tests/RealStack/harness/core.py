@@ -167,14 +167,17 @@ class Context:
         """Kills QEMU outright (SIGKILL: no shutdown, no sync; the guest's page cache is lost as in a
         power cut, what the guest had handed to its disks stays) and boots the guest again, ready
         for commands (the healthgate binary copied again). Returns when QEMU was killed (host
-        time). The processes this scenario spawned died with the guest, and the adapter is gone:
-        a scenario that cuts the power must be the last of its boot."""
+        time). The processes this scenario spawned died with the guest, and there is no adapter
+        until ``ctx.adapter.up()`` (the next scenario's set-up brings it up again)."""
         cut = self.guest.kill()
         self.spawned.clear()
         self.rebooted = True
         self.say(f"  power cut: QEMU killed; booting the guest again")
         self.guest.boot()
         self.prepare_guest(self.guest)
+        adapter = getattr(self, "adapter", None)
+        if adapter is not None:
+            adapter.forget()
         return cut
 
     def cleanup(self) -> None:

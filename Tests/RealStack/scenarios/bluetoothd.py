@@ -16,9 +16,12 @@ from harness.core import Context, scenario
 BLUETOOTHD = "/usr/libexec/bluetooth/bluetoothd"
 
 
-def start_bluetoothd(ctx: Context):
-    ctx.sh("mkdir -p /run/dbus /var/lib/bluetooth && mount -t tmpfs -o mode=0700 btstate /var/lib/bluetooth && "
-           "dbus-daemon --system --fork --nopidfile")
+def start_bluetoothd(ctx: Context, state: str | None = None):
+    """A system D-Bus and bluetoothd; its state (/var/lib/bluetooth) on a tmpfs, or on the block
+    device `state` (already formatted) so that it outlives a reboot as on a Pi."""
+    mount = f"mount {state} /var/lib/bluetooth && chmod 0700 /var/lib/bluetooth" if state \
+        else "mount -t tmpfs -o mode=0700 btstate /var/lib/bluetooth"
+    ctx.sh(f"mkdir -p /run/dbus /var/lib/bluetooth && {mount} && dbus-daemon --system --fork --nopidfile")
     daemon = ctx.guest.spawn([BLUETOOTHD, "-n", "-d"])
     deadline = time.monotonic() + 30
     shown = ""

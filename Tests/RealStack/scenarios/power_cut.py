@@ -13,7 +13,7 @@ check` finds the store intact, the stored heart-rate samples are exactly the fir
 the strap sent, in order, none twice and none missing in between, and every notification sent up
 to 5 s + 0.25 s (plus 1.5 s for the air and the harness's clock) before the cut is stored.
 
-It cuts the guest's power, so it is the last scenario of its boot."""
+It restarts the guest, so it runs in boot 3 with the other scenario that does (bluetoothd-reboot)."""
 import json
 
 from harness.ble import _rr, addr, run_config, stored_for, wait_notifications, wait_subscribed
@@ -27,7 +27,7 @@ MOUNT = "/run/hg/power-cut"    # the guest's root is the host's, read-only: a mo
 
 @scenario("power-cut", "run ingests onto an ext4 disk, QEMU is killed (no sync), the guest boots again: the store is "
           "intact (healthgate check), the samples are the strap's first notifications in order, the loss within "
-          "the sync interval", order=999, boot=2, disks=["powercut"])
+          "the sync interval", order=999, boot=3, disks=["powercut"])
 def power_cut(ctx: Context) -> None:
     device = ctx.disk("powercut")
     made = ctx.sh(f"mkfs.ext4 -q -F {device} && mkdir -p {MOUNT} && mount {device} {MOUNT}", timeout=60)
