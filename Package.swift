@@ -222,7 +222,8 @@ let package = Package(
                     exclude: ["read_workout_file.py", "workout-files-requirements.txt"]),
         .testTarget(name: "TOMLTests", dependencies: ["TOML", "HealthGateTesting", "ChildProcess"], exclude: ["tomllib_compare.py"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["HealthGateConfiguration", "Ingest", "SerialPedometer", "Udev"]),
-        .testTarget(name: "SystemdTests", dependencies: ["Locking", "Systemd", .product(name: "Logging", package: "swift-log")]),
+        // The notifier, the journal's log format, and the Debian package (scripts/package-deb.sh).
+        .testTarget(name: "SystemdTests", dependencies: ["Locking", "Systemd", "HealthGateTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ChildProcessTests", dependencies: ["ChildProcess", "HealthGateTesting"]),
         .testTarget(name: "HealthModelTests", dependencies: ["HealthModel"]),
         .testTarget(name: "HealthStoreTests", dependencies: ["HealthStore", "HealthModel", "HealthGateTesting", "ChildProcess"]),
