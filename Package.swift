@@ -48,7 +48,8 @@ let package = Package(
         // One lock type for the whole package: Synchronization.Mutex, or a pthread mutex that
         // ThreadSanitizer can see in the sanitizer build (docs/fuzzing.md, "Sanitizer passes").
         .target(name: "Locking"),
-        // <sys/timerfd.h>, which Glibc's module leaves out: the kernel's notice that the wall clock was set.
+        // timerfd (declared, not included: see its shim.h), which Glibc's module leaves out: the
+        // kernel's notice that the wall clock was set.
         .systemLibrary(name: "CTimerFD"),
         .target(name: "Platform", dependencies: ["Locking", "CTimerFD"]),
 

@@ -36,6 +36,7 @@ package final class ClockSteps: Sendable {
 
     /// Steps recorded so far (read on every reading by the ``Cursor``s: one atomic load).
     private let generation = Atomic<Int>(0)
+    private let armed = Atomic<Bool>(false)
     private let state = Lock(State())
 
     private struct State {
@@ -58,6 +59,9 @@ package final class ClockSteps: Sendable {
         clock.watchSystemClock()
         return clock
     }()
+
+    /// True while the watcher's timer is armed (``system`` only): the kernel will report a set.
+    package var isWatching: Bool { armed.load(ordering: .acquiring) }
 
     /// How many steps were recorded.
     package var count: Int { generation.load(ordering: .acquiring) }
@@ -148,16 +152,20 @@ package final class ClockSteps: Sendable {
     }
 
     private func watchSystemClock() {
-        let fd = timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC))
+        let fd = timerfd_create(CLOCK_REALTIME, HG_TFD_CLOEXEC)
         guard fd >= 0 else { return }
         let thread = Thread { [self] in
             var before: Double?
             while true {
                 // Arm first, then read the offset: a set after the arming cancels the read below;
                 // one before it is already in the offset read now.
-                var spec = itimerspec()
-                spec.it_value.tv_sec = 253_402_300_799   // 9999-12-31: never expires
-                guard timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME) | Int32(TFD_TIMER_CANCEL_ON_SET), &spec, nil) == 0 else { return }
+                var spec = hg_itimerspec()
+                spec.value_sec = 253_402_300_799   // 9999-12-31: never expires
+                guard timerfd_settime(fd, HG_TFD_TIMER_ABSTIME | HG_TFD_TIMER_CANCEL_ON_SET, &spec, nil) == 0 else {
+                    armed.store(false, ordering: .releasing)
+                    return
+                }
+                armed.store(true, ordering: .releasing)
                 let offset = Self.wallMinusBoot()
                 if let before, abs(offset - before) >= Self.resolution {
                     record(offset - before, at: Date().timeIntervalSince1970)
