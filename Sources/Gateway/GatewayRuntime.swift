@@ -219,8 +219,6 @@ package final class GatewayRuntime: Sendable {
         return final
     }
 
-    /// The store transactions this process committed, for the status line: what the SD-card
-    /// write profile divides the bytes written by (docs/store.md, "Writes").
     /// Says when the wall clock, which dates every reading, is not set (before
     /// ``Platform/ClockSteps/earliestPlausible``) and, while the run lasts, each time it steps
     /// (docs/operations.md, "The clock"): sources already keep their intervals to what really
@@ -245,6 +243,8 @@ package final class GatewayRuntime: Sendable {
         }
     }
 
+    /// The store transactions this process committed, for the status line: what the SD-card
+    /// write profile divides the bytes written by (docs/store.md, "Writes").
     static func commitsNote(_ store: HealthStore?) -> String {
         store == nil ? "" : ", \(HealthStore.processCommits) store commits"
     }

@@ -97,12 +97,13 @@ package final class ServerMetrics: Sendable {
         let p = status.pipeline()
         let now = Date()
         scrapeState.withLock { state in
-            func counter(_ n: String, _ help: String, _ v: UInt64) {
-                let c = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "ingest", metricName: n,
+            func counter(_ n: String, _ help: String, _ v: UInt64, subsystem: String = "ingest") {
+                let c = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: subsystem, metricName: n,
                                                                                unitName: "total", helpText: help))
-                let before = state.counted[n] ?? 0
+                let key = subsystem + "_" + n
+                let before = state.counted[key] ?? 0
                 if v > before { c.increment(by: Int64(v - before)) }
-                state.counted[n] = max(v, before)
+                state.counted[key] = max(v, before)
             }
             counter("pushed", "Samples pushed by all sources.", p.pushed)
             counter("committed", "Samples committed to the store.", p.committed)
@@ -116,11 +117,8 @@ package final class ServerMetrics: Sendable {
                     .set(to: Double(v))
             }
             let clock = ClockSteps.system
-            let steps = registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "clock", metricName: "steps",
-                unitName: "total", helpText: "Times the system's wall clock was set while run ran (NTP's first sync on a Pi without an RTC, date -s)."))
-            let stepsBefore = state.counted["clock_steps"] ?? 0
-            if clock.count > stepsBefore { steps.increment(by: Int64(UInt64(clock.count) - stepsBefore)) }
-            state.counted["clock_steps"] = max(UInt64(clock.count), stepsBefore)
+            counter("steps", "Times the system's wall clock was set while run ran (NTP's first sync on a Pi without an RTC, date -s).",
+                    UInt64(clock.count), subsystem: "clock")
             if let last = clock.last {
                 registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "healthgate", subsystem: "clock", metricName: "last_step",
                     unitName: "seconds", helpText: "How far the last step moved the wall clock (positive: forward)."))

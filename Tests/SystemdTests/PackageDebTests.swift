@@ -12,21 +12,11 @@ struct PackageDebTests {
 
     struct Run { var status: Int32; var out: String; var err: String }
 
+    /// Runs `argv` (through env, from the package root's absolute paths) with the test helpers' runner.
     static func run(_ argv: [String]) throws -> Run {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = argv
-        p.currentDirectoryURL = root
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        // stderr is a few lines: read after stdout without a second reader.
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+        let args = argv.map { $0 == "scripts/package-deb.sh" ? root.appendingPathComponent($0).path : $0 }
+        let r = try HealthGateExecutable.run(args, timeout: .seconds(600), launcher: URL(fileURLWithPath: "/usr/bin/env"))
+        return Run(status: r.status, out: r.stdout, err: r.stderr)
     }
 
     static var tools: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-deb") && HealthGateExecutable.url != nil }
