@@ -83,7 +83,7 @@ let package = Package(
                 dependencies: ["GATT", "Ingest", "SerialPedometer", "Udev", "TOML"]),
         // The one ingest path composed: configuration, sources (the one strap path) wired to the pipeline, the runtime.
         .target(name: "Gateway",
-                dependencies: ["Locking", "Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "SerialPedometer", "Udev", "Capture",
+                dependencies: ["Locking", "Ingest", "HealthModel", "HealthStore", "GATT", "HeartRateProfile", "HeartRateVariability", "SerialPedometer", "Udev", "Capture",
                                "BluetoothLinux", "Simulators", "Systemd", "HealthGateConfiguration", "Platform", "Sysexits",
                                .product(name: "Logging", package: "swift-log")]),
         // Simulated peers the product ships for `demo`, `simulate` and `bench`: straps, pedometers, load.
@@ -237,7 +237,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Locking", "Udev", "HealthGateTesting"]),
         .testTarget(name: "IngestTests",
                     dependencies: ["Locking", "Ingest", "Gateway", "HealthModel", "HealthStore", "HealthGateTesting", "Simulators", "GATT", "SerialPedometer", "Udev",
-                                   "BluetoothLinux", "HeartRateProfile", "Capture", "Systemd", "HealthGateConfiguration", "Platform"]),
+                                   "BluetoothLinux", "HeartRateProfile", "HeartRateVariability", "Capture", "Systemd", "HealthGateConfiguration", "Platform"]),
         // Every committed fuzz corpus and crash reproducer, replayed through its target.
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], exclude: ["Corpus"]),
         // Anchored queries, cross-process observers (real `healthgate` children), following stats.

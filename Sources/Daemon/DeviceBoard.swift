@@ -90,7 +90,7 @@ final class DeviceBoard: DaemonStatus {
             d.contact = nil
             remember(d)
             publish("disconnected", d, ["reason": reason])
-        case .subscribed:
+        case .subscribed, .hrvRefused:   // the journal says why a window gave no HRV (StrapEventLog)
             break
         }
     }

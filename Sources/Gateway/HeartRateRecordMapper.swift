@@ -1,5 +1,6 @@
 import HealthModel
 import HeartRateProfile
+import HeartRateVariability
 import Ingest
 
 /// Turns one strap's decoded Heart Rate Measurements into ingest records, without allocating:
@@ -21,9 +22,14 @@ import Ingest
 ///   counter keeps counting while the link is down, so the first reading after a reconnect
 ///   covers the outage (``connectionStarted(energyContinues:)``).
 ///
-/// - Gap-free RR intervals are collected until they span ``sdnnWindow`` (60 s), then one
-///   `heartRateVariabilitySDNN` record (ms) spans those beats; any gap starts a new window. The
-///   standard deviation is kept as a running (Welford) sum, so no interval is stored.
+/// - Gap-free RR intervals are collected until they span ``sdnnWindow`` (60 s); then the
+///   window's artefacts (ectopic, missed, extra and long/short beats) are corrected as
+///   `healthgate hrv` corrects them (``HeartRateVariability/BeatWindow``) and one
+///   `heartRateVariabilitySDNN` and one `heartRateVariabilityRMSSD` record (ms) span those beats,
+///   with `hrvIntervals`/`hrvCorrected` metadata when beats were corrected; a window with more
+///   than ``hrvMaxArtefacts`` of its intervals corrected gives no value and is counted
+///   (``Counters/hrvWindowsRefused``). Any gap starts a new window. Nothing is allocated per
+///   window once its buffer has grown to a minute of beats.
 ///
 /// - A truncated payload's heart-rate record and an energy record ending at a saturated
 ///   reading (0xFFFF) carry flags the store writes as `live`'s metadata keys
@@ -45,16 +51,19 @@ package struct HeartRateRecordMapper: Sendable {
         package var energy: UInt16
         /// heartRateVariabilitySDNN.
         package var sdnn: UInt16
+        /// heartRateVariabilityRMSSD.
+        package var rmssd: UInt16
         /// The source.
         package var source: UInt16
         /// The strap (``SlotTable/noDevice`` for none).
         package var device: UInt16
 
-        /// Registers the two types and `source`/`device` in `table`.
+        /// Registers the four types and `source`/`device` in `table`.
         package init(table: SlotTable, source: Source, device: Device?) throws(IngestError) {
             heartRate = try table.slot(for: .heartRate)
             energy = try table.slot(for: .activeEnergyBurned)
             sdnn = try table.slot(for: .heartRateVariabilitySDNN)
+            rmssd = try table.slot(for: .heartRateVariabilityRMSSD)
             self.source = try table.slot(for: source)
             self.device = try table.slot(for: device)
         }
@@ -89,6 +98,13 @@ package struct HeartRateRecordMapper: Sendable {
         package var energyResets = 0
         /// Energy readings at 0xFFFF.
         package var energySaturated = 0
+        /// HRV windows that gave SDNN and RMSSD records.
+        package var hrvWindows = 0
+        /// HRV windows refused: more than ``HeartRateRecordMapper/hrvMaxArtefacts`` of their
+        /// intervals were artefacts (no records made).
+        package var hrvWindowsRefused = 0
+        /// Beats corrected in the HRV windows (stored ones and refused ones).
+        package var hrvBeatsCorrected = 0
         /// Nothing counted yet.
         package init() {}
     }
@@ -101,20 +117,30 @@ package struct HeartRateRecordMapper: Sendable {
     package var energyResets: Int { counters.energyResets }
     /// True once Energy Expended sits at 0xFFFF: write ``HeartRateProfile/HeartRateControlPoint/resetEnergyExpended``.
     package private(set) var energyNeedsReset = false
-    /// Seconds of gap-free RR intervals one SDNN record summarises (nil: no SDNN records).
+    /// Seconds of gap-free RR intervals one SDNN (and RMSSD) record summarises (nil: no HRV records).
     package var sdnnWindow: Double? = 60
+    /// The largest share of a window's intervals that may be corrected (0…1) for it to give
+    /// HRV records: `healthgate hrv`'s default, 10 %.
+    package var hrvMaxArtefacts = 0.10
 
     private var gapPending = true
     private var lastRRAt: Double?
     private var lastEnergy: (kJ: UInt16, at: Double)?
-    // The SDNN window: start time, 1/1024 s ticks covered, and Welford's running mean and sum
-    // of squared deviations of the intervals in ms.
+    /// An HRV window that gave no value: more than ``hrvMaxArtefacts`` of its intervals were
+    /// artefacts.
+    package struct RefusedWindow: Sendable, Equatable {
+        /// Unix times of its first beat and of the notification that completed it.
+        package var start: Double, end: Double
+        /// Its RR intervals, and the beats correction found to be artefacts.
+        package var intervals: Int, corrected: Int
+    }
+    /// The latest refused HRV window (``Counters/hrvWindowsRefused`` counts them all).
+    package private(set) var lastRefusedWindow: RefusedWindow?
+
+    // The HRV window: start time, time of its latest beats, and its beats.
     private var windowStart: Double?
     private var windowLast = -Double.infinity
-    private var windowTicks = 0
-    private var windowCount = 0
-    private var windowMean = 0.0
-    private var windowM2 = 0.0
+    private var window = BeatWindow()
 
     /// A mapper writing with `slots`.
     package init(slots: Slots, sensorLocation: HeartRateSensorLocation? = nil) {
@@ -145,32 +171,46 @@ package struct HeartRateRecordMapper: Sendable {
         if windowLast.isFinite { windowLast += seconds }
     }
 
-    /// Adds `ticks` (one sample's RR intervals) to the SDNN window; returns the SDNN record when
-    /// it completes.
-    private mutating func collectSDNN<C: Collection<UInt16>>(_ ticks: C, gap: Bool, at t: Double) -> SampleRecord? {
-        guard let span = sdnnWindow else { return nil }
+    /// Adds `ticks` (one sample's RR intervals) to the HRV window; when it completes, hands its
+    /// SDNN and RMSSD records to `emit` (with metadata when beats were corrected: the rare path
+    /// that allocates).
+    private mutating func collectHRV<C: Collection<UInt16>>(_ ticks: C, gap: Bool, at t: Double,
+                                                           emit: (SampleRecord, SampleAttachment?) -> Void) {
+        guard let span = sdnnWindow else { return }
         var sum = 0
         for x in ticks { sum += Int(x) }
         // A gap, or a clock stepped backwards since the last beats (the window would end before
         // it starts), begins a new window.
         if gap || windowStart == nil || t < windowLast {
-            windowTicks = 0; windowCount = 0; windowMean = 0; windowM2 = 0
+            window.reset()
             windowStart = t - Double(sum) / 1024
         }
         windowLast = t
-        for x in ticks {
-            let ms = Double(x) * 1000 / 1024
-            windowCount += 1
-            let delta = ms - windowMean
-            windowMean += delta / Double(windowCount)
-            windowM2 += delta * (ms - windowMean)
-        }
-        windowTicks += sum
-        guard Double(windowTicks) / 1024 >= span, windowCount >= 2, let start = windowStart else { return nil }
-        let sd = (windowM2 / Double(windowCount - 1)).squareRoot()
+        for x in ticks { window.append(x) }
+        guard Double(window.ticks) / 1024 >= span, window.intervals >= 2, let start = windowStart else { return }
         windowStart = nil
-        return SampleRecord(typeSlot: slots.sdnn, value: sd, start: start, end: t, sourceSlot: slots.source, deviceSlot: slots.device)
+        switch window.finish(maxArtefacts: hrvMaxArtefacts) {
+        case .measured(let m, let intervals, let corrected):
+            counters.hrvWindows += 1
+            counters.hrvBeatsCorrected += corrected
+            let extra = corrected == 0 ? nil : SampleAttachment(metadata: Metadata(user: [
+                HeartRateRecordMapper.hrvIntervalsKey: .number(Double(intervals)), HeartRateRecordMapper.hrvCorrectedKey: .number(Double(corrected))]))
+            emit(SampleRecord(typeSlot: slots.sdnn, value: m.sdnn, start: start, end: t, sourceSlot: slots.source, deviceSlot: slots.device), extra)
+            emit(SampleRecord(typeSlot: slots.rmssd, value: m.rmssd, start: start, end: t, sourceSlot: slots.source, deviceSlot: slots.device), extra)
+        case .tooManyArtefacts(let intervals, let corrected):
+            counters.hrvWindowsRefused += 1
+            counters.hrvBeatsCorrected += corrected
+            lastRefusedWindow = RefusedWindow(start: start, end: t, intervals: intervals, corrected: corrected)
+        case .tooFewBeats:
+            break
+        }
     }
+
+    /// Metadata key of a live HRV record: the window's RR intervals before correction (set with
+    /// ``hrvCorrectedKey`` when beats were corrected; `healthgate hrv --save` uses the same keys).
+    package static let hrvIntervalsKey = "hrvIntervals"
+    /// Metadata key of a live HRV record: the beats corrected in its window (absent: none).
+    package static let hrvCorrectedKey = "hrvCorrected"
 
     /// Where the placeable RR intervals of `rr` start: after the last invalid value (0 or
     /// 0xFFFF), and whether there was one.
@@ -237,8 +277,8 @@ package struct HeartRateRecordMapper: Sendable {
     }
 
     /// Maps notification `m` received at `t` (Unix seconds), handing each record to `emit`: the
-    /// heart-rate record (unless 0 bpm), then an energy record when energy was spent, then an
-    /// SDNN record when a window completed. Returns whether a heart-rate record was emitted.
+    /// heart-rate record (unless 0 bpm), then an energy record when energy was spent, then SDNN
+    /// and RMSSD records when an HRV window completed. Returns whether a heart-rate record was emitted.
     ///
     /// The heart-rate record's time is `t` rounded to the millisecond (``receiptTime(_:)``): BLE
     /// connection intervals are at least 7.5 ms, so nothing is lost, and the store's series
@@ -303,17 +343,6 @@ package struct HeartRateRecordMapper: Sendable {
             emit(r, spilled.map { SampleAttachment(rrIntervals: $0) })
             emitted = true
         }
-        var sdnn: SampleRecord?
-        if bpm > 0 {
-            if let spilled {
-                sdnn = collectSDNN(spilled, gap: (r.flags.rawValue & Bits.rrPrecededByGap != 0), at: t)
-            } else if r.rrCount > 0 {
-                let rr = r.rr, n = Int(r.rrCount)
-                sdnn = withUnsafeBytes(of: rr) { raw in
-                    collectSDNN(raw.bindMemory(to: UInt16.self).prefix(n), gap: (r.flags.rawValue & Bits.rrPrecededByGap != 0), at: t)
-                }
-            }
-        }
 
         if let kj = m.energyExpendedKJ {
             if kj == 0xFFFF { counters.energySaturated += 1 }
@@ -332,7 +361,16 @@ package struct HeartRateRecordMapper: Sendable {
             lastEnergy = (kj, receipt)
             energyNeedsReset = kj == 0xFFFF
         }
-        if let sdnn { emit(sdnn, nil) }
+        // The HRV window takes the beats (its records follow the energy record).
+        if bpm > 0 {
+            let gap = r.flags.rawValue & Bits.rrPrecededByGap != 0
+            if let spilled {
+                collectHRV(spilled, gap: gap, at: t, emit: emit)
+            } else if r.rrCount > 0 {
+                let rr = r.rr, n = Int(r.rrCount)
+                withUnsafeBytes(of: rr) { raw in collectHRV(raw.bindMemory(to: UInt16.self).prefix(n), gap: gap, at: t, emit: emit) }
+            }
+        }
         return emitted
     }
 }

@@ -31,6 +31,8 @@ package struct StrapEventLog: Sendable {
             var why = reason
             while why.hasSuffix(".") || why.hasSuffix(" ") { why.removeLast() }
             logger.info("\(name): disconnected (\(why)); reconnecting")
+        case .hrvRefused(let w, let limit):
+            logger.info("\(name): no SDNN/RMSSD for the \(Int((w.end - w.start).rounded())) s from \(ISO8601.string(Date(timeIntervalSince1970: w.start))): \(w.corrected) of its \(w.intervals) beats were artefacts (more than the \(Int((limit * 100).rounded())) % allowed; a loose or dry strap, or an irregular rhythm)")
         }
     }
 }
@@ -76,7 +78,7 @@ package final class StrapRegistry: Sendable {
                     logger.warning("could not record the battery level of \(localIdentifier): \(error)")
                 }
             }
-        case .subscribed, .disconnected, .signal:
+        case .subscribed, .disconnected, .signal, .hrvRefused:
             break
         }
     }

@@ -149,7 +149,7 @@ package final class StrapSession: Sendable {
                         if let level = c.battery { events(.battery(strap: k, level: level, at: c.at)) }
                     case .battery(let level, let at): events(.battery(strap: k, level: level, at: at))
                     case .disconnected(let reason): events(.disconnected(strap: k, reason: reason))
-                    case .subscribed, .signal: break
+                    case .subscribed, .signal, .hrvRefused: break
                     }
                 },
                 notifications: { n in

@@ -100,6 +100,9 @@ package struct StrapSource: IngestSource {
         case signal(dBm: Int, at: Date)
         /// The link of a set-up connection ended by itself (not by a stop); the runner reconnects.
         case disconnected(reason: String)
+        /// A minute of beats gave no SDNN or RMSSD: too many of them were artefacts
+        /// (``HeartRateRecordMapper/hrvMaxArtefacts``); a loose or dry strap, or arrhythmia.
+        case hrvRefused(HeartRateRecordMapper.RefusedWindow, maxArtefacts: Double)
     }
 
     /// One notification as the raw-event tap sees it, on the GATT reader thread. `payload`
@@ -245,8 +248,12 @@ package struct StrapSource: IngestSource {
                 }
                 let stepped = state.clock.take()
                 if stepped != 0 { state.mapper!.clockStepped(by: stepped) }
+                let refused = state.mapper!.counters.hrvWindowsRefused
                 let stored = state.mapper!.map(m, at: event.receivedAt.timeIntervalSince1970, payload: event.value) { r, extra in
                     if let extra { ring.push(r, attachment: extra) } else { ring.push(r) }
+                }
+                if let events, state.mapper!.counters.hrvWindowsRefused != refused, let w = state.mapper!.lastRefusedWindow {
+                    events(.hrvRefused(w, maxArtefacts: state.mapper!.hrvMaxArtefacts))
                 }
                 if stored { counters.pushed.add(1, ordering: .relaxed) } else { counters.skipped.add(1, ordering: .relaxed) }
             }

@@ -24,23 +24,40 @@ package struct TimeDomain: Sendable, Equatable {
     /// successive difference.
     package init?(runs: [[Double]]) {
         let all = runs.flatMap { $0 }
-        var squares = 0.0, nn50 = 0, pairs = 0
-        for run in runs where run.count > 1 {
-            for k in 1..<run.count {
-                let d = run[k] - run[k - 1]
-                squares += d * d
-                if abs(d) > 50 { nn50 += 1 }
-                pairs += 1
-            }
+        var starts = Set<Int>()
+        var at = 0
+        for run in runs { starts.insert(at); at += run.count }
+        self.init(count: all.count, interval: { all[$0] }, startsRun: { starts.contains($0) })
+    }
+
+    /// The measures of one run of consecutive `beats` (ascending times in 1/1024 s ticks), nil
+    /// with fewer than three beats. Allocates nothing (the live SDNN's path).
+    package init?(beats: [Int64]) {
+        guard beats.count > 1 else { return nil }
+        self.init(count: beats.count - 1, interval: { Double(beats[$0 + 1] - beats[$0]) * 1000 / 1024 }, startsRun: { $0 == 0 })
+    }
+
+    /// The measures of `n` intervals (`interval(k)`, ms), runs beginning where `startsRun(k)`.
+    private init?(count n: Int, interval: (Int) -> Double, startsRun: (Int) -> Bool) {
+        var squares = 0.0, nn50 = 0, pairs = 0, sum = 0.0
+        for k in 0..<n {
+            let x = interval(k)
+            sum += x
+            guard k > 0, !startsRun(k) else { continue }
+            let d = x - interval(k - 1)
+            squares += d * d
+            if abs(d) > 50 { nn50 += 1 }
+            pairs += 1
         }
-        guard all.count > 1, pairs > 0 else { return nil }
-        let mean = all.reduce(0, +) / Double(all.count)
-        let variance = all.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(all.count - 1)
-        intervals = all.count
+        guard n > 1, pairs > 0 else { return nil }
+        let mean = sum / Double(n)
+        var deviations = 0.0
+        for k in 0..<n { let d = interval(k) - mean; deviations += d * d }
+        intervals = n
         differences = pairs
         meanNN = mean
-        sdnn = variance.squareRoot()
+        sdnn = (deviations / Double(n - 1)).squareRoot()
         rmssd = (squares / Double(pairs)).squareRoot()
-        pnn50 = Double(nn50) / Double(all.count) * 100
+        pnn50 = Double(nn50) / Double(n) * 100
     }
 }

@@ -141,7 +141,7 @@ package final class HomeAssistantPublisher: Sendable {
                 d.battery = level
             case .disconnected:
                 d.connected = false
-            case .subscribed, .signal:
+            case .subscribed, .signal, .hrvRefused:
                 return
             }
             update(local, d)

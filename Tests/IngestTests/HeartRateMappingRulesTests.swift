@@ -1,6 +1,7 @@
 import Foundation
 import HealthModel
 import HeartRateProfile
+import HeartRateVariability
 import Simulators
 import Testing
 @testable import Gateway
@@ -34,7 +35,7 @@ struct MappedSample {
         sensorContact = type != .heartRate ? nil : !r.flags.contains(.contactSupported) ? .notSupported
             : r.flags.contains(.contactDetected) ? .detected : .notDetected
         location = r.heartRateSensorLocation
-        user = [:]
+        user = extra?.metadata.user ?? [:]
         if r.flags.contains(.payloadTruncated) { user[Metadata.payloadTruncatedKey] = .number(1) }
         if r.flags.contains(.energySaturated) { user[Metadata.energySaturatedKey] = .number(1) }
     }
@@ -45,7 +46,8 @@ struct MappedOutput {
     var heartRate: MappedSample?
     var energy: MappedSample?
     var sdnn: MappedSample?
-    var samples: [MappedSample] { [heartRate, energy, sdnn].compactMap { $0 } }
+    var rmssd: MappedSample?
+    var samples: [MappedSample] { [heartRate, energy, sdnn, rmssd].compactMap { $0 } }
 }
 
 /// A mapper with its slot table, mapping to ``MappedOutput``s.
@@ -67,6 +69,7 @@ struct MapperRig {
             switch s.type {
             case .heartRate: out.heartRate = s
             case .activeEnergyBurned: out.energy = s
+            case .heartRateVariabilityRMSSD: out.rmssd = s
             default: out.sdnn = s
             }
         }
@@ -199,7 +202,7 @@ struct MapperRig {
     }
 }
 
-/// Optional SDNN over gap-free RR windows.
+/// Optional SDNN and RMSSD over gap-free RR windows, artefacts corrected.
 @Suite struct SDNNTests {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
@@ -212,11 +215,13 @@ struct MapperRig {
         b.mapper.connectionStarted()
         // Alternating 1000 and 1048 ticks; 10 notifications of 1 RR each ≈ 10 s.
         let ticks: [UInt16] = (0..<12).map { $0.isMultiple(of: 2) ? 1000 : 1048 }
-        var made: [MappedSample] = []
+        var made: [MappedSample] = [], rmssdMade: [MappedSample] = []
         var at = 0.0
         for t in ticks {
             at += Double(t) / 1024
-            if let s = b.add(payload([t]), receivedAt: Self.t0.addingTimeInterval(at)).sdnn { made.append(s) }
+            let out = b.add(payload([t]), receivedAt: Self.t0.addingTimeInterval(at))
+            if let s = out.sdnn { made.append(s) }
+            if let s = out.rmssd { rmssdMade.append(s) }
         }
         let s = try #require(made.first)
         #expect(made.count == 1)
@@ -227,6 +232,75 @@ struct MapperRig {
         let sd = (ms.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 9).squareRoot()
         #expect(abs(s.value - sd) < 1e-9)
         #expect(abs(s.start.timeIntervalSince(Self.t0)) < 1e-6)  // the first beat's interval began at t0
+        #expect(s.user.isEmpty, "nothing corrected: no metadata")
+        // RMSSD over the same beats: every successive difference is 48 ticks = 46.875 ms.
+        let rmssd = try #require(b.mapper.counters.hrvWindows == 1 ? rmssdMade.first : nil)
+        #expect(rmssd.type == .heartRateVariabilityRMSSD && rmssd.start == s.start && rmssd.end == s.end)
+        #expect(abs(rmssd.value - 46.875) < 1e-9)
+    }
+
+    /// A minute of resting beats (≈ 781 ms with a breathing rhythm), in ticks.
+    static func restingTicks(_ n: Int) -> [UInt16] {
+        (0..<n).map { i in
+            let breathing: Double = 40 * sin(Double(i) * 2 * .pi / 4.5)
+            let noise = Double((i * 7) % 11) - 5
+            return UInt16(800 + breathing + noise)
+        }
+    }
+
+    /// Feeds `ticks` one RR a notification, each received at its beat; returns the HRV records.
+    func feed(_ b: inout MapperRig, _ ticks: [UInt16]) -> [MappedSample] {
+        var made: [MappedSample] = []
+        var at = 0.0
+        for t in ticks {
+            at += Double(t) / 1024
+            let out = b.add(payload([t]), receivedAt: Self.t0.addingTimeInterval(at))
+            made += [out.sdnn, out.rmssd].compactMap { $0 }
+        }
+        return made
+    }
+
+    @Test("a missed beat is corrected before SDNN and RMSSD are taken, as healthgate hrv corrects it, and the count is kept")
+    func missedBeatIsCorrected() throws {
+        var ticks = Self.restingTicks(90)
+        ticks[40] += ticks.remove(at: 41)   // the strap missed a beat: one interval twice as long
+        var b = try MapperRig(device: nil, sensorLocation: nil, sdnnWindow: 60)
+        b.mapper.connectionStarted()
+        let made = feed(&b, ticks)
+        let sdnn = try #require(made.first { $0.type == .heartRateVariabilitySDNN })
+        let rmssd = try #require(made.first { $0.type == .heartRateVariabilityRMSSD })
+        // The window: the intervals up to the one that reached 60 s.
+        var sum = 0, n = 0
+        while Double(sum) / 1024 < 60 { sum += Int(ticks[n]); n += 1 }
+        let beats = ticks.prefix(n).reduce(into: [Int64(0)]) { $0.append($0.last! + Int64($1)) }
+        let fixed = ArtefactCorrection.correct(beats)
+        #expect(fixed.corrected.missed.count == 1)
+        let expected = try #require(TimeDomain(runs: [zip(fixed.beats, fixed.beats.dropFirst()).map { Double($1 - $0) * 1000 / 1024 }]))
+        let raw = try #require(TimeDomain(runs: [ticks.prefix(n).map { Double($0) * 1000 / 1024 }]))
+        #expect(abs(sdnn.value - expected.sdnn) < 1e-9 && abs(rmssd.value - expected.rmssd) < 1e-9,
+                "live \(sdnn.value)/\(rmssd.value), hrv's correction \(expected.sdnn)/\(expected.rmssd)")
+        #expect(raw.sdnn > expected.sdnn * 1.5, "the uncorrected SDNN (\(raw.sdnn)) should be far off")
+        let corrected = fixed.corrected.count
+        #expect(sdnn.user == [HeartRateRecordMapper.hrvIntervalsKey: .number(Double(n)), HeartRateRecordMapper.hrvCorrectedKey: .number(Double(corrected))])
+        #expect(rmssd.user == sdnn.user)
+        #expect(b.mapper.counters.hrvBeatsCorrected == corrected && b.mapper.counters.hrvWindowsRefused == 0)
+    }
+
+    @Test("a window with more than the allowed share of its beats corrected gives no value and is counted")
+    func tooManyArtefactsRefused() throws {
+        var ticks = Self.restingTicks(90)
+        ticks[40] += ticks.remove(at: 41)   // one missed beat: its corrections are 2–3 % of the window's intervals
+        var b = try MapperRig(device: nil, sensorLocation: nil, sdnnWindow: 60)
+        b.mapper.hrvMaxArtefacts = 0.01
+        b.mapper.connectionStarted()
+        let made = feed(&b, ticks)
+        #expect(made.isEmpty, "\(made.map(\.value))")
+        #expect(b.mapper.counters.hrvWindowsRefused == 1 && b.mapper.counters.hrvWindows == 0)
+        #expect(b.mapper.counters.hrvBeatsCorrected > 0)
+        // A clean window after a gap gives values again.
+        b.mapper.connectionStarted()
+        let next = feed(&b, Self.restingTicks(90))
+        #expect(next.count == 2 && b.mapper.counters.hrvWindows == 1 && next.allSatisfy { $0.user.isEmpty })
     }
 
     @Test func aGapRestartsTheWindow() throws {

@@ -135,7 +135,7 @@ import Locking
         #expect(mine.allSatisfy { $0.1 <= $0.2 }, "an SDNN window ends before it starts")
         #expect(mine.count == live.count)
         for (a, b) in zip(mine, live) {
-            // Welford's running sums against the builder's two passes: equal to rounding.
+            // The mapper's workspace correction against the builder's one-shot one: equal to rounding.
             #expect(abs(a.0 - b.0) < 1e-9 && a.0 > 0, "SDNN \(a.0) vs \(b.0)")
             #expect(abs(a.1 - b.1) < 1e-6 && a.2 == b.2, "window [\(a.1), \(a.2)] vs [\(b.1), \(b.2)]")
         }

@@ -1,9 +1,11 @@
 import Foundation
 import HealthModel
 import HeartRateProfile
+import HeartRateVariability
 
 // A reference model for the differential tests of the one strap mapper: `live`'s former
-// `HeartRateSampleBuilder` (QuantitySamples, arrays, two-pass SDNN), kept only here as an
+// `HeartRateSampleBuilder` (QuantitySamples, arrays, SDNN over the window's beats corrected by the
+// one-shot `ArtefactCorrection.correct`, where the mapper uses its allocation-free workspace), kept only here as an
 // independent, obviously-correct statement of the same rules. The product maps with
 // `HeartRateRecordMapper` alone.
 
@@ -133,13 +135,17 @@ struct HeartRateSampleBuilder: Sendable {
         windowTicks += ticks
         let needed = Double(span.components.seconds) + Double(span.components.attoseconds) / 1e18
         guard Double(windowTicks) / 1024 >= needed, window.count >= 2, let start = windowStart else { return nil }
-        let ms = window.map { Double($0) * 1000 / 1024 }
-        let mean = ms.reduce(0, +) / Double(ms.count)
-        let variance = ms.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(ms.count - 1)
+        // The window's beats, corrected one-shot (`hrv`'s path), measured over the corrected ones;
+        // refused with more than 10 % of the intervals corrected.
+        let beats = window.reduce(into: [Int64(0)]) { $0.append($0.last! + Int64($1)) }
+        let intervals = window.count
         window.removeAll(keepingCapacity: true)
         windowTicks = 0
         windowStart = nil
-        return try QuantitySample(type: .heartRateVariabilitySDNN, quantity: Quantity(variance.squareRoot(), .millisecond),
+        let fixed = ArtefactCorrection.correct(beats)
+        guard Double(fixed.corrected.count) <= 0.10 * Double(intervals),
+              let m = TimeDomain(runs: [zip(fixed.beats, fixed.beats.dropFirst()).map { Double($1 - $0) * 1000 / 1024 }]) else { return nil }
+        return try QuantitySample(type: .heartRateVariabilitySDNN, quantity: Quantity(m.sdnn, .millisecond),
                                   start: start, end: receivedAt, source: source, device: device)
     }
 

@@ -29,12 +29,13 @@ import HealthGateTesting
         #expect(summary["dropped"] as? Int == 0)
         let store = try HealthStore(path: db)
         #expect(try store.count(SampleQuery(type: .heartRate)) == records - skipped)
-        // Besides heart rate, live's derived samples: SDNN per 60 s of gap-free RR (the session
-        // is 5 minutes long), energy intervals when the strap reports energy.
+        // Besides heart rate, live's derived samples: SDNN and RMSSD per 60 s of gap-free RR (the
+        // session is 5 minutes long), energy intervals when the strap reports energy.
         let sdnn = try store.count(SampleQuery(type: .heartRateVariabilitySDNN))
+        let rmssd = try store.count(SampleQuery(type: .heartRateVariabilityRMSSD))
         let energy = try store.count(SampleQuery(type: .activeEnergyBurned))
-        #expect(sdnn > 0)
-        #expect(summary["committed"] as? Int == records - skipped + sdnn + energy)
+        #expect(sdnn > 0 && rmssd == sdnn)
+        #expect(summary["committed"] as? Int == records - skipped + sdnn + rmssd + energy)
         // Sample times are the capture's receipt times, not the replay's.
         let first = try #require(try store.samples(SampleQuery(type: .heartRate, limit: 1)).first)
         #expect(abs(first.startDate.timeIntervalSince1970 - 1_790_000_000.01) < 0.001)
