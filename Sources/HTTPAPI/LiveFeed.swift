@@ -72,6 +72,8 @@ package final class LiveFeed: Sendable {
         var nextClient = 0
         var nextNumber: UInt64 = 1
         var anchor: ChangeAnchor?
+        /// The workouts' change-feed position the follower has sent up to.
+        var workoutPosition: Int64 = 0
         var closed = false
         var started = false
         var resumes: [@Sendable (HealthStore) -> Void] = []
@@ -118,10 +120,12 @@ package final class LiveFeed: Sendable {
     package func start() throws {
         let store = try HealthStore(path: path, registry: registry, mode: .readOnly)
         let anchor = try store.currentAnchor()
+        let workouts = try store.workoutPosition()
         let go = state.withLock { s -> Bool in
             guard !s.started, !s.closed else { return false }
             s.started = true
             s.anchor = anchor
+            s.workoutPosition = workouts
             return true
         }
         guard go else { return }
@@ -249,12 +253,13 @@ package final class LiveFeed: Sendable {
     }
 
     /// The events after `lastEventID` (nil: from now on), for a token that may read the types
-    /// `mayRead` accepts. `anchor` (the `anchor` query parameter) is used when there is no
-    /// `lastEventID`.
+    /// `mayRead` accepts (``workoutType`` for workout events). `anchor` (the `anchor` query
+    /// parameter) is used when there is no `lastEventID`. `types` narrows the samples (nil: all),
+    /// `workouts` says whether workout events are wanted when `types` is given.
     /// - Throws: ``ChangeFeedError`` for a resume point the feed cannot answer without a gap.
-    package func subscribe(lastEventID: String?, anchor: ChangeAnchor?, types: [QuantityType]?,
+    package func subscribe(lastEventID: String?, anchor: ChangeAnchor?, types: [QuantityType]?, workouts: Bool = true,
                            mayRead: @escaping @Sendable (String) -> Bool) async throws -> Subscription {
-        let wanted = types.map { Set($0.map(\.identifier)) }
+        let wanted = types.map { Set($0.map(\.identifier)).union(workouts ? [Self.workoutType] : []) }
         let filter: @Sendable (String) -> Bool = { t in mayRead(t) && (wanted?.contains(t) ?? true) }
         let (stream, continuation) = Stream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(clientBuffer))
         let retry = "retry: 2000\n\n"
@@ -412,7 +417,39 @@ package final class LiveFeed: Sendable {
                 }
                 s.anchor = change.anchor
             }
-            if !change.hasMore { return }
+            if !change.hasMore { break }
+        }
+        try advanceWorkouts(store)
+    }
+
+    /// The type name workout events are filtered by: a token sees them with `workout` in its
+    /// read scope (``AccessTokens/TokenScopes/mayReadWorkouts``), and `type=workout` selects them.
+    package static let workoutType = "workout"
+
+    /// Sends every workout started, paused, resumed, ended, edited or deleted since the last
+    /// call (the workouts' own change feed: `workout start` in a shell, `live --workout`, an
+    /// import), as `workout` events (the record `export` writes) and `deleted` events with
+    /// type `workout`. Live only: a client resuming through the sample change feed catches
+    /// workouts up with `/v1/workouts/changes`.
+    private func advanceWorkouts(_ store: HealthStore) throws {
+        while true {
+            let after = state.withLock { $0.workoutPosition }
+            let page = try store.workoutChanges(after: after, limit: 200)
+            guard page.position > after else { return }
+            var items: [(event: String, data: String)] = []
+            for w in page.workouts {
+                var o = WorkoutRecordJSON.object(w)
+                o["state"] = w.end != nil ? "ended" : w.isPaused ? "paused" : "running"
+                items.append(("workout", try JSONResponse.string(o)))
+            }
+            for uuid in page.deleted {
+                items.append(("deleted", try JSONResponse.string(["uuid": uuid.uuidString.lowercased(), "type": Self.workoutType])))
+            }
+            state.withLock { s in
+                for i in items { append(&s, anchorBefore: s.anchor, type: Self.workoutType, key: nil, event: i.event, data: i.data) }
+                s.workoutPosition = page.position
+            }
+            if !page.hasMore { return }
         }
     }
 

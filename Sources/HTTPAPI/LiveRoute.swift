@@ -21,7 +21,9 @@ struct LiveRoute: Sendable {
 
     func live(_ request: Request, _ context: APIContext) async throws -> Response {
         let q = try QueryParameters(request, known: ["type", "anchor"], registry: registry)
-        let named = try q.list("type").map { try q.type(named: $0, parameter: "type") }
+        // `type=workout` selects the workout events (not a quantity type).
+        let names = try q.list("type")
+        let named = try names.filter { $0 != LiveFeed.workoutType }.map { try q.type(named: $0, parameter: "type") }
         let anchor: ChangeAnchor?
         do { anchor = try (try q.string("anchor")).map { try ChangeAnchor(string: $0) } } catch let e as ChangeFeedError {
             throw APIError.parameter("anchor", "\(e)")
@@ -31,7 +33,9 @@ struct LiveRoute: Sendable {
         let registry = self.registry
         let subscription: LiveFeed.Subscription
         do {
-            subscription = try await feed.subscribe(lastEventID: lastEventID, anchor: anchor, types: named.isEmpty ? nil : named) { id in
+            subscription = try await feed.subscribe(lastEventID: lastEventID, anchor: anchor, types: names.isEmpty ? nil : named,
+                                                    workouts: names.isEmpty || names.contains(LiveFeed.workoutType)) { id in
+                if id == LiveFeed.workoutType { return scopes.mayReadWorkouts }
                 guard let t = try? registry.type(id) else { return false }
                 return scopes.mayRead(t)
             }

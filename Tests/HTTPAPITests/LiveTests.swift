@@ -148,6 +148,66 @@ struct LiveTests {
         #expect(await events(steps) == ["connected", "disconnected"])
     }
 
+    @Test("workouts started, paused, resumed, ended and deleted reach a token with the workout scope as they happen; others and type= without workout never see them",
+          .timeLimit(.minutes(1)))
+    func workoutEvents() async throws {
+        let db = TempStore()
+        let store = try db.open()
+        let feed = LiveFeed(path: db.path, registry: .standard, pollInterval: .seconds(30), logger: Logger(label: "test"))
+        try feed.start()
+        let coach = try await feed.subscribe(lastEventID: nil, anchor: nil, types: nil, mayRead: { $0 == "workout" || $0 == "heartRate" })
+        let noScope = try await feed.subscribe(lastEventID: nil, anchor: nil, types: nil, mayRead: { $0 == "heartRate" })
+        let heartOnly = try await feed.subscribe(lastEventID: nil, anchor: nil, types: [.heartRate], workouts: false, mayRead: { _ in true })
+        let workoutOnly = try await feed.subscribe(lastEventID: nil, anchor: nil, types: [], workouts: true, mayRead: { _ in true })
+        var events = coach.live.makeAsyncIterator()
+        /// The next workout or deletion event's name and data.
+        func next() async throws -> (String, [String: Any])? {
+            while let text = await events.next() {
+                guard let name = text.split(separator: "\n").first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
+                      name == "workout" || name == "deleted",
+                      let line = text.split(separator: "\n").first(where: { $0.hasPrefix("data: ") }) else { continue }
+                return (String(name), try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any]))
+            }
+            return nil
+        }
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        let w = Workout(activity: .running, start: t0, devices: ["Strap A"], source: Source(name: "HealthGate", identifier: "org.healthgate"))
+        try store.saveWorkout(w)
+        feed.wake()   // the poll is 30 s: each step is seen because of the wake, as run's commit tap wakes it
+        var e = try #require(try await next())
+        #expect(e.0 == "workout" && e.1["uuid"] as? String == w.uuid.uuidString.lowercased() && e.1["state"] as? String == "running")
+        #expect(e.1["activity"] as? String == "running" && e.1["start"] as? String == ISO8601.string(t0) && e.1["end"] is NSNull)
+        try store.updateWorkout(uuid: w.uuid, adding: WorkoutEvent(.pause, at: t0.addingTimeInterval(60)))
+        feed.wake()
+        e = try #require(try await next())
+        #expect(e.1["state"] as? String == "paused" && (e.1["events"] as? [[String: Any]])?.count == 1)
+        try store.updateWorkout(uuid: w.uuid, adding: WorkoutEvent(.resume, at: t0.addingTimeInterval(90)))
+        feed.wake()
+        e = try #require(try await next())
+        #expect(e.1["state"] as? String == "running")
+        let end = t0.addingTimeInterval(600.25)
+        try store.updateWorkout(uuid: w.uuid, end: end)
+        feed.wake()
+        e = try #require(try await next())
+        #expect(e.1["state"] as? String == "ended" && e.1["end"] as? String == ISO8601.string(end))
+        _ = try store.deleteWorkout(uuid: w.uuid)
+        feed.wake()
+        e = try #require(try await next())
+        #expect(e.0 == "deleted" && e.1["uuid"] as? String == w.uuid.uuidString.lowercased() && e.1["type"] as? String == "workout")
+        feed.close()
+        func texts(_ sub: LiveFeed.Subscription) async -> String {
+            var all = ""
+            for await text in sub.live { all += text }
+            return all
+        }
+        for sub in [noScope, heartOnly] {
+            let all = await texts(sub)
+            #expect(!all.contains("workout"), "\(all)")
+        }
+        let only = await texts(workoutOnly)
+        #expect(only.components(separatedBy: "event: workout").count - 1 == 4 && only.contains("\"type\":\"workout\""))
+    }
+
     @Test("a token sees only the types it may read; without a token it is 401")
     func scopes() async throws {
         let db = TempStore()
