@@ -12,7 +12,8 @@ import Locking
 /// The MQTT publisher inside `healthgate run` (`[uplink.mqtt]`; docs/mqtt.md): every committed
 /// heart-rate and step sample and each device's state under `<prefix>/<gateway>/<device>/…`,
 /// with Home Assistant MQTT discovery (a device per strap and pedometer), a retained
-/// availability topic and a last will. QoS 1. While the broker is away nothing is queued: live
+/// availability topic and a last will; the gateway's workout in progress (`<prefix>/<gateway>/workout`,
+/// retained JSON, read from the store's workout change feed whoever starts it). QoS 1. While the broker is away nothing is queued: live
 /// values are dropped (they are in the store), and on reconnection the discovery configs,
 /// availability and each device's latest state (retained) are published again.
 package final class HomeAssistantPublisher: Sendable {
@@ -71,6 +72,14 @@ package final class HomeAssistantPublisher: Sendable {
     private let logger: Logger
     /// Live values dropped while the broker was away.
     private let dropped = Atomic<Int>(0)
+    /// The workouts' change-feed position last looked at, and the workout topic's payload (queue only).
+    private let workoutSeen = Lock<(position: Int64?, payload: String?)>((nil, nil))
+    /// The store, opened read-only by the first workout poll (queue only).
+    private let reader = Lock<HealthStore?>(nil)
+    /// Set by ``stop()``: the workout poll stops rescheduling itself.
+    private let stopped = Atomic<Bool>(false)
+    /// How often the store's workout change feed is checked (a cheap read of its head, on the queue).
+    package static let workoutPollInterval: DispatchTimeInterval = .seconds(1)
 
     /// Prepares the publisher for `daemon`; ``start()`` connects.
     package init(settings: Settings, storePath: String, daemon: GatewayDaemon, logger: Logger) throws(MQTTError) {
@@ -95,6 +104,7 @@ package final class HomeAssistantPublisher: Sendable {
 
     /// Connects (in the background; a broker that is away is retried).
     package func start() {
+        queue.async { [weak self] in self?.pollWorkouts() }
         connection.start()
         logger.notice("mqtt: publishing to \(settings.endpoint.host):\(settings.endpoint.port) under \(settings.topicPrefix)/\(settings.gateway)/…\(settings.discoveryPrefix.isEmpty ? "" : ", Home Assistant discovery under \(settings.discoveryPrefix)/")")
     }
@@ -109,6 +119,7 @@ package final class HomeAssistantPublisher: Sendable {
 
     /// Says "offline" on the availability topic, disconnects cleanly and stops.
     package func stop() {
+        stopped.store(true, ordering: .relaxed)
         queue.sync {}
         connection.stop(finalMessage: (statusTopic, "offline"))
         let n = dropped.load(ordering: .relaxed)
@@ -119,6 +130,7 @@ package final class HomeAssistantPublisher: Sendable {
 
     private var base: String { "\(settings.topicPrefix)/\(settings.gateway)" }
     private var statusTopic: String { "\(base)/status" }
+    private var workoutTopic: String { "\(base)/workout" }
     private func topic(_ local: String, _ leaf: String) -> String { "\(base)/\(Slug.make(local))/\(leaf)" }
 
     private func send(_ topic: String, _ payload: String, retain: Bool) {
@@ -239,9 +251,65 @@ package final class HomeAssistantPublisher: Sendable {
         devices.withLock { $0[local] = d }
     }
 
+    // MARK: The workout in progress (queue)
+
+    /// Publishes the workout in progress when the workouts' change feed moved: `{"state":
+    /// "running"|"paused", "uuid", "activity", "start", "devices", "source"}` for the latest
+    /// started one in progress, `{"state": "idle"}` when none is (retained, so a dashboard that
+    /// connects later sees it).
+    private func pollWorkouts() {
+        guard !stopped.load(ordering: .relaxed) else { return }
+        defer { queue.asyncAfter(deadline: .now() + Self.workoutPollInterval) { [weak self] in self?.pollWorkouts() } }
+        do {
+            guard FileManager.default.fileExists(atPath: storePath) else { return }
+            let store = try reader.withLock { r in
+                if let r { return r }
+                r = try HealthStore(path: storePath, mode: .readOnly)
+                return r!
+            }
+            let position = try store.workoutPosition()
+            guard position != workoutSeen.withLock({ $0.position }) else { return }
+            var o: [String: Any] = ["state": "idle"]
+            if let w = try store.workoutsInProgress().max(by: { $0.start < $1.start }) {
+                o = ["state": w.isPaused ? "paused" : "running", "uuid": w.uuid.uuidString.lowercased(), "activity": w.activity.rawValue,
+                     "start": ISO8601.string(w.start), "devices": w.devices, "source": w.source.name]
+            }
+            let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])
+            let payload = String(decoding: data, as: UTF8.self)
+            let changed = workoutSeen.withLock { seen -> Bool in
+                defer { seen = (position, payload) }
+                return seen.payload != payload
+            }
+            if changed && connection.isConnected {
+                announceWorkout()
+                send(workoutTopic, payload, retain: true)
+            }
+        } catch {
+            logger.warning("mqtt: could not read the workouts from the store (\(error)); trying again in a second")
+        }
+    }
+
+    /// The gateway's own Home Assistant device with its workout sensor (state and attributes
+    /// from the workout topic).
+    private func announceWorkout() {
+        guard !settings.discoveryPrefix.isEmpty else { return }
+        let id = "healthgate_\(Slug.make(settings.gateway))"
+        let o: [String: Any] = [
+            "name": "Workout", "unique_id": "\(id)_workout", "state_topic": workoutTopic, "value_template": "{{ value_json.state }}",
+            "json_attributes_topic": workoutTopic, "availability": [["topic": statusTopic]], "icon": "mdi:run", "qos": 1,
+            "device": ["identifiers": [id], "name": "HealthGate \(settings.gateway)", "model": "Gateway"] as [String: Any],
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: o, options: [.sortedKeys]) else { return }
+        send("\(settings.discoveryPrefix)/sensor/\(id)_workout/config", String(decoding: data, as: UTF8.self), retain: true)
+    }
+
     /// After every (re)connection: the gateway online, every device's discovery and latest state.
     private func republish() {
         send(statusTopic, "online", retain: true)
+        if let payload = workoutSeen.withLock({ $0.payload }) {
+            announceWorkout()
+            send(workoutTopic, payload, retain: true)
+        }
         let all = devices.withLock { $0 }
         for (local, var d) in all {
             announce(local, &d)

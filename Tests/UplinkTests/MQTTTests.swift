@@ -89,6 +89,25 @@ import Testing
             return hr.count == 2 && hr.values.allSatisfy { $0.count >= 8 } && m.contains { $0.topic.hasSuffix("/steps_today") }
         }
         #expect(flowing, "\((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? "")")
+
+        // A workout started in a shell beside the daemon: its state on the gateway's retained
+        // workout topic (running, then idle once stopped), and its Home Assistant sensor. A
+        // (re)connection publishes the retained state again: repeats of one state count once.
+        func workoutStates(_ m: [Message]) -> [String] {
+            m.filter { $0.topic == "healthgate/pi1/workout" }.compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.payload.utf8)) as? [String: Any])?["state"] as? String
+            }.reduce(into: []) { states, s in if states.last != s { states.append(s) } }
+        }
+        #expect(sub.wait(seconds: 10) { workoutStates($0) == ["idle"] }, "before any workout the topic says idle")
+        let started = try HealthGateExecutable.run(["workout", "start", "--activity", "cycling", "--db", dir + "/h.sqlite", "--json"])
+        #expect(started.status == 0, "\(started.stderr)")
+        #expect(sub.wait(seconds: 10) { workoutStates($0).last == "running" })
+        let running = try #require(sub.messages.last { $0.topic == "healthgate/pi1/workout" })
+        let workout = try #require(try JSONSerialization.jsonObject(with: Data(running.payload.utf8)) as? [String: Any])
+        #expect(workout["activity"] as? String == "cycling" && (workout["uuid"] as? String)?.count == 36, "\(running.payload)")
+        let stopped = try HealthGateExecutable.run(["workout", "stop", "--db", dir + "/h.sqlite"])
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(sub.wait(seconds: 10) { workoutStates($0) == ["idle", "running", "idle"] }, "\(workoutStates(sub.messages))")
         run.signal(SIGTERM)
         #expect(try run.wait(timeout: 60) == 0)
         #expect(sub.wait(seconds: 10) { $0.last { $0.topic == "healthgate/pi1/status" }?.payload == "offline" })
@@ -123,11 +142,15 @@ import Testing
         #expect(availability.contains("healthgate/pi1/status"))
         #expect(messages.contains { $0.topic == "homeassistant/sensor/healthgate_pi1_\(Self.slug(pedometer))_steps_today/config" })
         #expect(messages.contains { $0.topic == "homeassistant/binary_sensor/\(id)_contact/config" })
+        let workoutConfig = try #require(messages.last { $0.topic == "homeassistant/sensor/healthgate_pi1_workout/config" })
+        let wc = try #require(try JSONSerialization.jsonObject(with: Data(workoutConfig.payload.utf8)) as? [String: Any])
+        #expect(wc["state_topic"] as? String == "healthgate/pi1/workout" && wc["value_template"] as? String == "{{ value_json.state }}")
 
         // What a client that connects later sees: the gateway offline, the discovery configs.
         let later = try Self.retained(broker, ["healthgate/#", "homeassistant/#"])
         #expect(later.contains { $0.topic == "healthgate/pi1/status" && $0.payload == "offline" })
         #expect(later.contains { $0.topic == "homeassistant/sensor/\(id)_heart_rate/config" })
+        #expect(later.contains { $0.topic == "healthgate/pi1/workout" && $0.payload == "{\"state\":\"idle\"}" })
         sim.signal(SIGTERM)
     }
 
