@@ -1,5 +1,6 @@
 import AppleHealthExport
 import Foundation
+import Locking
 import HealthModel
 import HealthStore
 import Sysexits
@@ -67,10 +68,22 @@ package struct AppleHealthImport {
     package let path: String
     package init(path: String) { self.path = path }
 
+    /// What the reading thread hands over: a batch, or the end (with the error when reading
+    /// failed after the batches before).
+    private enum Handed: Sendable {
+        case batch(AppleHealthExportBatch)
+        case end((any Error)?)
+    }
+
+    /// The reader stops: the saver failed.
+    private struct Cancelled: Error {}
+
     /// Reads and saves the export into the store `openStore` opens (after the export is found,
-    /// so a missing file is reported first), filling `report` as it goes.
+    /// so a missing file is reported first), filling `report` as it goes. The export is read and
+    /// parsed on a thread of its own while the batch before is saved (``BatchHandoff``: at most
+    /// one batch waits), so on two cores the import takes about the longer of the two.
     /// - Throws: ``AppleHealthExportError`` (the file, the zip, malformed XML at a line: what is
-    ///   saved so far stays), ``StoreError`` from saving.
+    ///   saved so far stays), ``StoreError`` from saving (reading stops at its next batch).
     package func run(into report: inout Report, openStore: () throws -> HealthStore) throws {
         let reader = try AppleHealthExportReader(path: path)
         let db = try openStore()
@@ -82,22 +95,61 @@ package struct AppleHealthImport {
             report.export = export
             (report.summary, report.workoutsInserted, report.workoutDuplicates, report.workoutsRefused) = (summary, inserted, duplicates, refused)
         }
-        try reader.read(into: &export) { batch in
-            let workouts = batch.workouts.filter { w in
-                guard let problem = WorkoutRecordJSON.problem(w.workout) else { return true }
-                meter.clear()
-                Console.error("\(path): export.xml:\(w.line): workout refused: \(problem)")
-                refused += 1
-                return false
-            }
-            if !batch.samples.isEmpty || !workouts.isEmpty {
-                try db.write { w in
-                    if !batch.samples.isEmpty { summary.add(try w.insertImported(batch.samples)) }
-                    for workout in workouts { if try w.saveWorkout(workout.workout) { inserted += 1 } else { duplicates += 1 } }
+        let handoff = BatchHandoff<Handed>()
+        let readerReport = Lock(AppleHealthExportReport())   // the reader's, as far as it read: set before `finished`
+        let thread = Thread {
+            var read = AppleHealthExportReport()
+            do {
+                try reader.read(into: &read) { batch in
+                    if !handoff.put(.batch(batch)) { throw Cancelled() }
                 }
+                readerReport.withLock { $0 = read }
+                _ = handoff.put(.end(nil))
+            } catch is Cancelled {
+                readerReport.withLock { $0 = read }   // the saver stopped: it takes nothing more
+            } catch {
+                readerReport.withLock { $0 = read }
+                _ = handoff.put(.end(error))
             }
-            delivered += batch.samples.count
-            meter.show(records: delivered, bytes: Int(batch.bytesRead))
+            handoff.finished.signal()
+        }
+        thread.name = "apple-health-read"
+        thread.start()
+        while true {
+            let batch: AppleHealthExportBatch
+            switch handoff.take() {
+            case .end(let failure):
+                handoff.finished.wait()
+                export = readerReport.withLock { $0 }
+                if let failure { throw failure }
+            case .batch(let b):
+                batch = b
+                let workouts = batch.workouts.filter { w in
+                    guard let problem = WorkoutRecordJSON.problem(w.workout) else { return true }
+                    meter.clear()
+                    Console.error("\(path): export.xml:\(w.line): workout refused: \(problem)")
+                    refused += 1
+                    return false
+                }
+                do {
+                    if !batch.samples.isEmpty || !workouts.isEmpty {
+                        try db.write { w in
+                            if !batch.samples.isEmpty { summary.add(try w.insertImported(batch.samples)) }
+                            for workout in workouts { if try w.saveWorkout(workout.workout) { inserted += 1 } else { duplicates += 1 } }
+                        }
+                    }
+                } catch {
+                    // Stop the reader (it may wait for room) and take its report as far as it got.
+                    handoff.cancel()
+                    handoff.finished.wait()
+                    export = readerReport.withLock { $0 }
+                    throw error
+                }
+                delivered += batch.samples.count
+                meter.show(records: delivered, bytes: Int(batch.bytesRead))
+                continue
+            }
+            break
         }
         // Bad records, with their lines, once the reading is over (the reader keeps the first 1,000).
         meter.clear()

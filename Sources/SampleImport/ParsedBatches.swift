@@ -40,7 +40,7 @@ final class ParsedBatches {
         var failure: CLIFailure?
     }
 
-    private let handoff = Handoff()
+    private let handoff = BatchHandoff<Batch>()
 
     /// Starts reading `input` on a thread of its own.
     init(input: ImportInput, path: String, what: String, array: Bool, registry: QuantityTypeRegistry, size: Int) {
@@ -63,7 +63,7 @@ final class ParsedBatches {
     }
 
     private static func produce(input: ImportInput, path: String, what: String, array: Bool,
-                                registry: QuantityTypeRegistry, size: Int, into handoff: Handoff) {
+                                registry: QuantityTypeRegistry, size: Int, into handoff: BatchHandoff<Batch>) {
         var stream = SampleStream(input: input, path: path, what: what, array: array, registry: registry)
         defer { stream.close() }
         var progress = ImportReport(array: array)
@@ -102,39 +102,6 @@ final class ParsedBatches {
             case .workout(let w): batch.workouts.append(w)
             }
             if batch.samples.count + batch.workouts.count >= size, !handOver(end: false) { return }
-        }
-    }
-
-    /// A queue of at most one batch between the reading thread and the saving one.
-    private final class Handoff: Sendable {
-        private let queue = Lock<(items: [Batch], cancelled: Bool)>(([], false))
-        private let space = DispatchSemaphore(value: 1)
-        private let filled = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-
-        /// Waits for room, then queues `batch`; false when the reader was cancelled.
-        func put(_ batch: Batch) -> Bool {
-            space.wait()
-            let queued = queue.withLock { q -> Bool in
-                if q.cancelled { return false }
-                q.items.append(batch)
-                return true
-            }
-            if queued { filled.signal() }
-            return queued
-        }
-
-        func take() -> Batch {
-            filled.wait()
-            let batch = queue.withLock { $0.items.removeFirst() }
-            space.signal()
-            return batch
-        }
-
-        /// No batch is queued after this; a reader waiting for room wakes up.
-        func cancel() {
-            queue.withLock { $0.cancelled = true }
-            space.signal()
         }
     }
 }

@@ -54,4 +54,28 @@ import Testing
         let both = try await run(["import", "--apple-health", "a.zip", "--jsonl", "b.jsonl"])
         #expect(both.status == 64)
     }
+
+    @Test("a save that fails mid-import (the store refuses the second batch) stops the reading thread: the error, the first batch kept, no hang",
+          .timeLimit(.minutes(3)))
+    func failedSaveStopsTheReader() async throws {
+        // About 13,000 records: three batches of 5,000.
+        let dir = try await offThread { try ExportFixture.generate(["--seed", "3", "--big", "6000000"]) }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let db = dir.appendingPathComponent("h.sqlite").path
+        let store = try HealthStore(path: db)
+        try store.withConnection { c in
+            try c.execute("""
+                CREATE TRIGGER simulated_full_disk BEFORE INSERT ON samples WHEN (SELECT count(*) FROM samples) >= 7000
+                BEGIN SELECT RAISE(ABORT, 'simulated: the disk is full'); END
+                """)
+        }
+        let r = try await offThread {
+            try HealthGateExecutable.run(["import", "--apple-health", dir.appendingPathComponent("export.xml").path, "--db", db],
+                                         timeout: .seconds(120))
+        }
+        // SQLite refused the rows (a constraint: 65, as for data a store refuses).
+        #expect(r.status == 65 && r.stderr.contains("simulated: the disk is full"), "\(r.status): \(r.stderr.suffix(2000))")
+        // The first batch was committed before the failing one; the failing one rolled back whole.
+        #expect(try store.count(SampleQuery()) == 5000)
+    }
 }
