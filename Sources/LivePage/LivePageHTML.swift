@@ -1,5 +1,6 @@
 extension LivePage {
-    /// The page's document: the token form, the strap and pedometer tiles, the two charts.
+    /// The page's document: the token form, the workout in progress, the strap and pedometer
+    /// tiles, the two charts.
     static let html = #"""
 <!doctype html>
 <html lang="en">
@@ -26,6 +27,8 @@ extension LivePage {
 </form>
 
 <main id="page" hidden>
+  <p id="workout" class="workout" hidden aria-live="polite"><span class="what"></span> <span class="since"></span></p>
+
   <section aria-labelledby="straps-title">
     <h2 id="straps-title">Heart rate</h2>
     <p id="no-straps" class="empty">No heart-rate strap yet.</p>

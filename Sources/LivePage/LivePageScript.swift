@@ -18,6 +18,7 @@ const state = {
   lastEventId: null,       // resume point of /v1/live
   straps: new Map(),       // localIdentifier -> strap
   pedometers: new Map(),   // localIdentifier -> pedometer
+  workout: null,           // the workout in progress (its record with "state"), or null
   timers: {},
   running: false,
 };
@@ -226,7 +227,30 @@ function block(text) {
   const object = JSON.parse(data.join('\n'));
   if (event === 'sample') onSample(object);
   else if (event === 'device') onDevice(object);
+  else if (event === 'workout') onWorkout(object);
+  else if (event === 'deleted' && object.type === 'workout') onWorkout({ uuid: object.uuid, state: 'deleted' });
   else if (event === 'deleted') { later('week', refreshWeek, 1500); later('hr', refreshHeartRateToday, 1500); }
+}
+
+// ---- the workout in progress (a token with the workout read scope; others never get the events)
+function onWorkout(w) {
+  if (w.state === 'running' || w.state === 'paused') state.workout = w;
+  else if (state.workout && state.workout.uuid.toLowerCase() === w.uuid.toLowerCase()) state.workout = null;
+  schedule(draw);
+}
+
+const activityName = (a) => (a || 'workout').replace(/([a-z])([A-Z])/g, '$1 $2').replace(/^./, (c) => c.toUpperCase());
+
+function drawWorkout(now) {
+  const w = state.workout, el = $('workout');
+  el.hidden = !w;
+  if (!w) return;
+  el.className = 'workout ' + w.state;
+  el.dataset.state = w.state;
+  el.dataset.uuid = w.uuid.toLowerCase();
+  const started = new Date(Date.parse(w.start));
+  el.querySelector('.what').textContent = `${activityName(w.activity)} ${w.state === 'paused' ? 'paused' : 'in progress'}`;
+  el.querySelector('.since').textContent = `since ${pad(started.getHours())}:${pad(started.getMinutes())} (${ago(now - toLocal(started.getTime())).replace(' ago', '')})`;
 }
 
 function link(up) {
@@ -254,6 +278,7 @@ function ago(ms) {
 
 function draw() {
   const now = Date.now();
+  drawWorkout(now);
   for (const s of state.straps.values()) drawStrap(s, now);
   for (const p of state.pedometers.values()) drawPedometer(p);
 }
@@ -440,6 +465,9 @@ async function start() {
       const d = sample.device || {};
       heartRateSample(strap(d.localIdentifier || d.name || sample.source, d.name), sample);
     }
+    // A workout started before the page opened (an empty list without the workout scope).
+    const workouts = await api('/v1/workouts?' + new URLSearchParams({ from: new Date(now + state.skew - 86400000).toISOString() }));
+    for (const w of workouts) if (w.state === 'running' || w.state === 'paused') state.workout = w;
     draw();
     follow();
     refreshWeek();

@@ -20,6 +20,9 @@ main, .login { padding: 1rem; max-width: 1400px; margin: 0 auto; }
 h2 { font-size: 1rem; color: var(--dim); font-weight: 600; margin: 1.2rem 0 .6rem; }
 h2 small { font-weight: 400; }
 .empty { color: var(--dim); }
+.workout { margin: 0 0 .4rem; padding: .5rem .9rem; border-radius: .7rem; background: #12361d; color: var(--live); font-weight: 600; }
+.workout.paused { background: #3a2e12; color: var(--warn); }
+.workout .since { color: var(--dim); font-weight: 400; }
 .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(15rem, 100%), 1fr)); gap: .8rem; }
 .tiles.small { grid-template-columns: repeat(auto-fill, minmax(min(11rem, 100%), 1fr)); }
 .tile { min-width: 0; background: var(--tile); border-radius: .7rem; padding: .7rem .9rem; border-left: .35rem solid var(--live); }

@@ -48,7 +48,7 @@ struct LivePageTests {
         #expect(!server.stderr.contains(secret), "the token in the page's address was logged: \(server.stderr)")
     }
 
-    @Test("in headless Chromium against run with simulated straps: tiles show the last bpm, a halted strap turns stale, step bars equal stats")
+    @Test("in headless Chromium against run with simulated straps: tiles show the last bpm, a halted strap turns stale, step bars equal stats, a workout shows while it runs")
     func browser() async throws {
         let python = Self.root.appendingPathComponent(".venv-browser/bin/python")
         var missing: [String] = []

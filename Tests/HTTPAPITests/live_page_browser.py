@@ -123,7 +123,7 @@ def main():
         return c, json.loads(next(l for l in c.out if "{" in l))
 
     try:
-        token = cli("token", "create", "--db", db, "--name", "coach", "--read", "heartRate,stepCount", "--write", "stepCount").strip()
+        token = cli("token", "create", "--db", db, "--name", "coach", "--read", "heartRate,stepCount,workout", "--write", "stepCount").strip()
         # Three simulators: two steady straps, one strap to stop, two pedometers to stop.
         steady, steady_info = simulate("steady", 2, 0)
         halting, halting_info = simulate("halting", 1, 0)
@@ -290,6 +290,21 @@ def main():
                     return False
             return shown
         figures["pedometer_steps"] = wait_for("each pedometer tile equal to stats for that pedometer today", 30, pedometers_equal_stats, interval=0.5)
+
+        # 6. a workout started beside the daemon (another process) shows at the top of the page at
+        # once, then paused, and is gone when it stops.
+        def banner():
+            return driver.execute_script("""const e = document.getElementById('workout');
+                return e.hidden ? 'hidden' : [e.dataset.state, e.textContent];""")
+        if banner() != "hidden":
+            raise Failed(f"a workout banner before any workout: {banner()}")
+        cli("workout", "start", "--db", db, "--activity", "running")
+        figures["workout_banner"] = wait_for("the workout banner saying running", 15,
+                                             lambda: (b := banner()) != "hidden" and b[0] == "running" and "Running in progress" in b[1] and b)
+        cli("workout", "pause", "--db", db)
+        wait_for("the workout banner saying paused", 15, lambda: (b := banner()) != "hidden" and b[0] == "paused" and "paused" in b[1] and b)
+        cli("workout", "stop", "--db", db)
+        wait_for("the workout banner gone after the stop", 15, lambda: banner() == "hidden")
 
         # 4. a phone: one column of the page, no sideways scrolling.
         driver.set_window_size(390, 844)
