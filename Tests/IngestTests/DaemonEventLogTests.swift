@@ -64,6 +64,28 @@ import Locking
         #expect(!all.contains { $0.hasPrefix("<4>strap chest") || $0.hasPrefix("<3>strap chest") }, "\(all)")
     }
 
+    @Test("a minute of beats too artefact-ridden for HRV is logged once at info with why")
+    func anHRVWindowRefusedIsLoggedWithWhy() async throws {
+        let (logger, lines) = Self.capturingLogger()
+        let strap = SimulatedPeripheral.heartRateStrap()
+        let log = StrapEventLog(logger: logger)
+        let source = StrapSource(name: "strap chest", localIdentifier: "AA:BB:CC:DD:EE:11",
+                                 events: { log.log($0, strap: "strap chest") }) { _ in try strap.connectSocketPair() }
+        let pipeline = try IngestPipeline(sink: RecordingSink())
+        let runner = SourceRunner(pipeline: pipeline, logger: logger)
+        pipeline.start()
+        try runner.start(source)
+        // One RR interval a notification (flags: RR present, uint8 bpm): eight missed beats in the minute.
+        let payloads = SDNNTests.ticksWithMissedBeats().map { t in [UInt8(0x10), 70, UInt8(t & 0xFF), UInt8(t >> 8)] }
+        #expect(await eventually { strap.notifyHeartRate(payloads[0]) })
+        for p in payloads.dropFirst() { _ = strap.notifyHeartRate(p) }
+        let wanted = "beats were artefacts (more than the 10 % allowed; a loose or dry strap, or an irregular rhythm)"
+        #expect(await eventually { lines.withLock { $0 }.contains { $0.hasPrefix("<6>strap chest: no SDNN/RMSSD for the ") && $0.hasSuffix(wanted) } },
+                "\(lines.withLock { $0 })")
+        _ = await offThread { runner.stopAll(); return pipeline.stop() }
+        #expect(lines.withLock { $0 }.filter { $0.contains("no SDNN/RMSSD") }.count == 1)
+    }
+
     /// A source that pushes `count` heart-rate records, then ends.
     struct Burst: IngestSource {
         let name = "burst"

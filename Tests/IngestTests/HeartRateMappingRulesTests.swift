@@ -303,6 +303,24 @@ struct MapperRig {
         #expect(next.count == 2 && b.mapper.counters.hrvWindows == 1 && next.allSatisfy { $0.user.isEmpty })
     }
 
+    /// A minute of resting beats with eight missed ones (an interval twice as long every ninth
+    /// beat): more than 10 % of the window's intervals are corrected.
+    static func ticksWithMissedBeats() -> [UInt16] {
+        var ticks = restingTicks(100)
+        for k in stride(from: 72, through: 9, by: -9) { ticks[k] += ticks.remove(at: k + 1) }
+        return ticks
+    }
+
+    @Test("with healthgate hrv's default (10 %), a minute with eight missed beats gives no value")
+    func defaultLimitRefusesAnArtefactRiddenMinute() throws {
+        var b = try MapperRig(device: nil, sensorLocation: nil, sdnnWindow: 60)
+        b.mapper.connectionStarted()
+        let made = feed(&b, Self.ticksWithMissedBeats())
+        #expect(made.isEmpty, "\(made.map(\.user))")
+        let refused = try #require(b.mapper.lastRefusedWindow)
+        #expect(b.mapper.counters.hrvWindowsRefused == 1 && Double(refused.corrected) > 0.10 * Double(refused.intervals), "\(refused)")
+    }
+
     @Test func aGapRestartsTheWindow() throws {
         var b = try MapperRig(device: nil, sensorLocation: nil, sdnnWindow: 3)
         b.mapper.connectionStarted()
