@@ -22,7 +22,7 @@ struct LiveRoute: Sendable {
     func live(_ request: Request, _ context: APIContext) async throws -> Response {
         let q = try QueryParameters(request, known: ["type", "anchor"], registry: registry)
         // `type=workout` selects the workout events (not a quantity type).
-        let names = try q.list("type")
+        let names = q.list("type")
         let named = try names.filter { $0 != LiveFeed.workoutType }.map { try q.type(named: $0, parameter: "type") }
         let anchor: ChangeAnchor?
         do { anchor = try (try q.string("anchor")).map { try ChangeAnchor(string: $0) } } catch let e as ChangeFeedError {
