@@ -25,6 +25,11 @@ package protocol IngestSource: Sendable {
 /// notes the retry at debug level, so each event is logged once.
 package protocol ReportedBySource: Error {}
 
+/// An error ending a source for good that whoever started the source has logged already (the
+/// pedometer watcher says a port it cannot open once, not at every scan): the runner does not
+/// log it again, and still tells its failure observer.
+package protocol LoggedBySource: Error {}
+
 /// An error that says whether retrying can help. Sources' errors that do not conform are
 /// retried; a permanent one (no Bluetooth in the kernel, missing permissions, a device that is
 /// not a strap) ends the source, and ends an interactive command.
@@ -123,7 +128,7 @@ package final class SourceRunner: Sendable {
                     if (error as? any SourceFailure)?.needsSettling == true { settle = policy.settlePause }
                     cleared = (error as? any SourceFailure)?.causeCleared
                     guard source.reconnects, !permanent else {
-                        logger.error("\(source.name): \(error)")
+                        if !(error is any LoggedBySource) { logger.error("\(source.name): \(error)") }
                         failureObserver.withLock { $0 }?(source.name, error)
                         break
                     }

@@ -35,6 +35,9 @@ package struct PedometerSource: IngestSource {
     private let device: Device?
     private let counters = Counters()
     private let observer: (@Sendable (PedometerEvent) -> Void)?
+    /// Whether the observer logs a port that cannot be opened (the watcher does): the failure
+    /// is then thrown as ``PedometerOpenFailed``, which the runner does not log again.
+    package var observerLogsOpenFailures = false
 
     /// The serial options `serial watch` takes, as the `[[pedometer]]` table gives them.
     package struct Options: Sendable, Equatable {
@@ -141,6 +144,7 @@ package struct PedometerSource: IngestSource {
             port = try SerialPort(path: path, options: SerialPortOptions(baud: options.baud, flowControl: options.flowControl))
         } catch {
             observer?(.openFailed(error))
+            if observerLogsOpenFailures { throw PedometerOpenFailed(underlying: error) }
             throw error
         }
         let initial = resume ?? CounterState()
@@ -185,6 +189,13 @@ package enum PedometerEvent: Sendable {
     /// The stream ended: `gone` says why the device went away, nil when the source was stopped.
     /// The session was finished (held readings settled) and the final state queued first.
     case ended(gone: String?, state: CounterState)
+}
+
+/// A port that could not be opened, already logged by the source's observer (``LoggedBySource``).
+package struct PedometerOpenFailed: Error, LoggedBySource, CustomStringConvertible {
+    /// What opening the port threw (a ``SerialPortError``).
+    package var underlying: any Error
+    package var description: String { "\(underlying)" }
 }
 
 /// The pedometer's port went away (unplugged); the runner reopens it when it returns.

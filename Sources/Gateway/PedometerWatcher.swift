@@ -36,6 +36,12 @@ package final class PedometerWatcher: Sendable {
     private let store: HealthStore?
     private let observe: Observe?
     private let open = Lock<Set<String>>([])
+    /// Ports that could not be opened, with why and when that was last logged: a port held by
+    /// another program is retried at every scan, but said again only when the reason changes
+    /// or every ``failureRepeat`` (a journal line every 2 s for days helps nobody).
+    private let failing = Lock<[String: (why: String, at: ContinuousClock.Instant)]>([:])
+    /// How often a lasting open failure of one port is logged again.
+    package static let failureRepeat = Duration.seconds(600)
     private let monitor = Lock<UdevMonitor?>(nil)
     private let wake = DispatchSemaphore(value: 0)
 
@@ -102,7 +108,8 @@ package final class PedometerWatcher: Sendable {
             let isNew = open.withLock { $0.insert(path).inserted }
             guard isNew else { continue }
             let identity = self.identity(path, rule: rule)
-            logger.notice("pedometer \(path) appeared (rule \(rule.name ?? rule.summary)); opening it as \(identity.id) (\(identity.basis.rawValue)) at \(rule.baud) baud, format \(rule.format)")
+            let retrying = failing.withLock { $0[path] != nil }
+            logger.log(level: retrying ? .debug : .notice, "pedometer \(path) appeared (rule \(rule.name ?? rule.summary)); opening it as \(identity.id) (\(identity.basis.rawValue)) at \(rule.baud) baud, format \(rule.format)")
             if let store {
                 do {
                     if let old = try PedometerStateMigration.carryOver(in: store, identity: identity) {
@@ -116,12 +123,18 @@ package final class PedometerWatcher: Sendable {
             }
             let front = observe?(rule, path, identity)
             let registry = Self.registry(store: store, path: path, identity: identity, logger: logger)
-            let source = PedometerSource(path: path, id: identity.id, options: rule.sourceOptions, name: rule.name,
+            var source = PedometerSource(path: path, id: identity.id, options: rule.sourceOptions, name: rule.name,
                                          device: Self.device(identity: identity, name: rule.name, path: path),
-                                         reconnects: false) { event in
+                                         reconnects: false) { [self] event in
+                switch event {
+                case .openFailed(let error): openFailed(path, error)
+                case .opened: opened(path)
+                default: break
+                }
                 registry(event)
                 front?(event)
             }
+            source.observerLogsOpenFailures = true
             do {
                 try runner.start(source) { [self] in
                     _ = open.withLock { $0.remove(path) }
@@ -132,6 +145,25 @@ package final class PedometerWatcher: Sendable {
             }
         }
         return started
+    }
+
+    /// Logs that `path` could not be opened: at error the first time, when the reason changes
+    /// and every ``failureRepeat`` while it lasts; at debug otherwise.
+    private func openFailed(_ path: String, _ error: any Error) {
+        let why = "\(error)"
+        let say = failing.withLock { f -> Bool in
+            if let last = f[path], last.why == why, last.at.duration(to: .now) < Self.failureRepeat { return false }
+            f[path] = (why, .now)
+            return true
+        }
+        logger.log(level: say ? .error : .debug, "pedometer \(path): \(why)\(say ? " (retried at every scan; said again in \(Self.failureRepeat) if it lasts)" : "")")
+    }
+
+    /// Notes that `path` opened; after failures, says so once.
+    private func opened(_ path: String) {
+        if let last = failing.withLock({ $0.removeValue(forKey: path) }) {
+            logger.notice("pedometer \(path) is open now (before, it could not be: \(last.why))")
+        }
     }
 
     /// Every present tty matching a rule, with the rule (first match wins).

@@ -81,7 +81,7 @@ package enum SerialPortError: Error, Sendable, Hashable, CustomStringConvertible
         case .permissionDenied(let p):
             "no permission to open \(p): install udev-rules/70-healthgate.rules and add yourself to the healthgate group (docs/serial-pedometers.md)"
         case .busy(let p):
-            "\(p) is in use by another program (it was opened exclusively): stop the other reader and try again"
+            "\(p) is in use by another program (it holds the port exclusively, or another HealthGate reads it): stop the other reader and try again"
         case .notATerminal(let p):
             "\(p) is not a serial port (termios refused it): pass a tty device such as /dev/ttyUSB0"
         case .vanished(let p):
@@ -143,6 +143,17 @@ package final class SerialPort: @unchecked Sendable {
         guard tcgetattr(fd, &tio) == 0 else { throw fail("tcgetattr") }
         if options.exclusive {
             guard ioctl(fd, UInt(TIOCEXCL)) == 0 else { throw fail("ioctl(TIOCEXCL)") }
+            // TIOCEXCL does not stop root (CAP_SYS_ADMIN opens anyway), and a gateway often
+            // runs as root: two readers of one tty would each get part of every line. An
+            // exclusive flock(2) on the device holds for root too, between every HealthGate
+            // process (`run`, `serial watch`) and tools that lock the same way (picocom does).
+            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                if errno == EWOULDBLOCK {
+                    Glibc.close(fd)
+                    throw SerialPortError.busy(path)
+                }
+                throw fail("flock")
+            }
         }
         cfmakeraw(&tio)
         tio.c_cflag &= ~(tcflag_t(CSIZE | PARENB | CSTOPB) | tcflag_t(CRTSCTS))

@@ -8,6 +8,9 @@ import Testing
 @testable import Gateway
 @testable import Ingest
 import Udev
+import Locking
+import SerialPedometer
+import Systemd
 @testable import HealthGateConfiguration
 
 /// Matching pedometer rules against a sysfs-shaped tree (tty → device link → USB ids).
@@ -80,5 +83,36 @@ import Udev
         #expect(registered.first?.device.model == "1a86:7523" && registered.first?.address == "\(tree.dev)/ttyUSB3")
         _ = await offThread { rig.stop() }
         #expect(watcher.openCount == 0)
+    }
+    /// A port another reader holds (another HealthGate, as root too: the port's lock) is tried
+    /// at every scan but said once at error, not every 2 s for days; when it opens at last,
+    /// one notice says so, and the pedometer is read from then on.
+    @Test func aPortHeldElsewhereIsSaidOnceAndOpenedWhenFreed() async throws {
+        let lines = Lock<[String]>([])
+        var logger = Logger(label: "healthgate") { label in
+            JournalLogHandler(label: label) { l in lines.withLock { $0.append(l.trimmingCharacters(in: .newlines)) } }
+        }
+        logger.logLevel = .info
+        let ped = try SimulatedPedometer()
+        let holder = try SerialPort(path: ped.path)
+        let rig = try DaemonRig(path: temporaryStorePath())
+        let rule = GatewayConfig.Pedometer(path: ped.path, vendor: nil, product: nil, serial: nil, baud: 115_200, name: nil)
+        let watcher = PedometerWatcher(rules: [rule], runner: rig.runner, logger: logger, store: rig.store)
+        for _ in 0..<3 {
+            #expect(watcher.scanOnce() == [ped.path])
+            #expect(await eventually { watcher.openCount == 0 })   // the source ended: busy
+        }
+        let whileHeld = lines.withLock { $0 }
+        #expect(whileHeld.filter { $0.hasPrefix("<3>") }.count == 1, "\(whileHeld)")
+        #expect(whileHeld.first { $0.hasPrefix("<3>") }?.contains("in use by another program") == true, "\(whileHeld)")
+        #expect(whileHeld.filter { $0.contains("appeared") }.count == 1, "\(whileHeld)")
+        holder.close()
+        #expect(watcher.scanOnce() == [ped.path])
+        ped.writeLine(pedometerLine(10, seq: 1))
+        ped.writeLine(pedometerLine(14, seq: 2))
+        #expect(await eventually { rig.total() == 4 })
+        let after = lines.withLock { $0 }.dropFirst(whileHeld.count)
+        #expect(after.filter { $0.hasPrefix("<5>") && $0.contains("is open now") }.count == 1, "\(after)")
+        _ = await offThread { rig.stop() }
     }
 }

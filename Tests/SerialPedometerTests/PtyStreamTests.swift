@@ -61,9 +61,24 @@ import Testing
         #expect(tio.c_cflag & tcflag_t(PARENB | CSTOPB) == 0)
         #expect(tio.c_cflag & tcflag_t(CRTSCTS) == 0)
         #expect(cfgetispeed(&tio) == speed_t(B9600))
-        if geteuid() != 0 {  // root bypasses TIOCEXCL
-            #expect(throws: SerialPortError.busy(pty.path)) { try SerialPort(path: pty.path) }
+        // A second reader is refused — as root too, where TIOCEXCL alone does not stop the
+        // open (the port's flock does): two readers would each get part of every line.
+        #expect(throws: SerialPortError.busy(pty.path)) { try SerialPort(path: pty.path) }
+        if geteuid() == 0 {  // root opens past TIOCEXCL: the refusal above was the lock's
+            let shared = try SerialPort(path: pty.path, options: SerialPortOptions(exclusive: false))
+            shared.close()
         }
+    }
+
+    /// Once the reader closes the port, the next one opens it (the lock goes with the descriptor).
+    @Test func theLockGoesWithTheClose() throws {
+        let pty = try PtyPeer()
+        defer { withExtendedLifetime(pty) {} }
+        let first = try SerialPort(path: pty.path)
+        first.close()
+        let second = try SerialPort(path: pty.path)
+        #expect(second.isExclusive)
+        second.close()
     }
 
     @Test func openErrorsSayWhatToDo() throws {
