@@ -29,12 +29,19 @@ package final class SimulatedLoad: Sendable {
         package let peripheral: SimulatedPeripheral
     }
 
-    /// One simulated pedometer: its name and the pty path the daemon opens.
+    /// One simulated pedometer: its name, its pty and the link to it the configuration names.
     package struct Pedometer: Sendable {
         /// `Sim Pedometer N`.
         package let name: String
-        /// `/dev/pts/N`.
+        /// The pty's far end, `/dev/pts/N`: the device node the daemon reads (and names the
+        /// pedometer by, as it would a USB-serial adapter's node without a serial number).
         package var path: String { device.path }
+        /// `DIRECTORY/pedometer-N`, a symbolic link to ``path``: what the configuration's
+        /// `[[pedometer]] path` names, as a udev rule's `/dev/healthgate/pedometer-SERIAL` link
+        /// would. It is removed when the load stops, before the pty goes: the kernel gives a
+        /// freed pty's number to the next pty anyone opens, and a daemon left watching the bare
+        /// `/dev/pts/N` would open that stranger's pty and read its lines.
+        package let link: String
         /// The pty writer.
         package let device: SimulatedPedometer
     }
@@ -94,7 +101,11 @@ package final class SimulatedLoad: Sendable {
         self.sent = Lock(Array(repeating: Sent(), count: straps))
         var peds: [Pedometer] = []
         for k in stride(from: 1, through: pedometers, by: 1) {
-            peds.append(Pedometer(name: "Sim Pedometer \(k)", device: try SimulatedPedometer()))
+            let device = try SimulatedPedometer()
+            let link = (directory as NSString).appendingPathComponent("pedometer-\(k)")
+            try? FileManager.default.removeItem(atPath: link)   // a stale link of an earlier run
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: device.path)
+            peds.append(Pedometer(name: "Sim Pedometer \(k)", link: link, device: device))
         }
         self.pedometers = peds
         complete = true
@@ -138,9 +149,11 @@ package final class SimulatedLoad: Sendable {
         thread.start()
     }
 
-    /// Stops sending, closes every strap link and socket (the files are removed) and stops the
-    /// pedometers. The ptys stay open until the load is released. Idempotent.
+    /// Stops sending, closes every strap link and socket (the files are removed), removes the
+    /// pedometers' links and stops the pedometers. The ptys stay open until the load is
+    /// released. Idempotent.
     package func stop() {
+        for p in pedometers { try? FileManager.default.removeItem(atPath: p.link) }
         let wasRunning = running.exchange(false, ordering: .acquiringAndReleasing)
         // Links first: a driver blocked in send (a daemon that stopped reading) wakes with EPIPE.
         for l in listeners.withLock({ l in defer { l = l.map { _ in nil } }; return l }) { l?.close() }
@@ -195,15 +208,16 @@ package final class SimulatedLoad: Sendable {
     // MARK: Configuration for `healthgate run`
 
     /// `simulate --json`: the configuration written at `config`, the socket directory, the
-    /// rate, and every strap's socket and pedometer's pty.
+    /// rate, every strap's socket, and every pedometer's link (`path`, as the configuration
+    /// names it) and pty (`tty`).
     package func jsonObject(config: String) -> [String: Any] {
         ["config": config, "directory": directory, "rate": rate,
          "straps": straps.map { ["name": $0.name, "socket": $0.socketPath] },
-         "pedometers": pedometers.map { ["name": $0.name, "path": $0.path] }]
+         "pedometers": pedometers.map { ["name": $0.name, "path": $0.link, "tty": $0.path] }]
     }
 
     /// A `healthgate.toml` for `run` naming every strap by `socket` and every pedometer by
-    /// `path`, with the ingest settings of `samples/healthgate.toml` (batches of 1,000 or
+    /// `path` (its link), with the ingest settings of `samples/healthgate.toml` (batches of 1,000 or
     /// `flushIntervalMs`, spill on overflow).
     /// - Parameters:
     ///   - databasePath: written as `[store] path` when given (otherwise `--db` decides).
@@ -237,7 +251,7 @@ package final class SimulatedLoad: Sendable {
             text += "\n[[strap]]\nsocket = \(quoted(s.socketPath))\nname = \(quoted(s.name))\n"
         }
         for p in pedometers {
-            text += "\n[[pedometer]]\npath = \(quoted(p.path))\nbaud = 115200\nname = \(quoted(p.name))\n"
+            text += "\n[[pedometer]]\npath = \(quoted(p.link))\nbaud = 115200\nname = \(quoted(p.name))\n"
         }
         return text
     }

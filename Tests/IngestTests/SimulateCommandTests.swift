@@ -28,12 +28,17 @@ import HealthGateTesting
         let pedometers = try #require(ready["pedometers"] as? [[String: String]])
         #expect(straps.count == 3 && pedometers.count == 2)
 
-        // The configuration names each strap by socket and each pedometer by its pty.
+        // The configuration names each strap by socket and each pedometer by a link in the
+        // directory to its pty (gone when the simulator stops, so a daemon left running never
+        // opens the next pty to get that number).
         let config = try GatewayConfig.load(path: configOut)
         #expect(config.straps.map(\.socket) == straps.map { $0["socket"] })
         #expect(config.straps.allSatisfy { $0.address == nil })
         #expect(config.pedometers.map(\.path) == pedometers.map { $0["path"] })
-        #expect(config.pedometers.allSatisfy { $0.path?.hasPrefix("/dev/pts/") == true })
+        #expect(pedometers.allSatisfy { $0["path"]?.hasPrefix(dir + "/pedometer-") == true && $0["tty"]?.hasPrefix("/dev/pts/") == true })
+        for p in pedometers {
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: p["path"] ?? "")) == p["tty"])
+        }
         for s in straps { #expect(FileManager.default.fileExists(atPath: s["socket"] ?? "")) }
 
         let db = tempDBPath("simcmd")
@@ -49,6 +54,7 @@ import HealthGateTesting
         sim.signal(SIGTERM)
         #expect(await offThread { sim.wait() } == 0, "\(sim.stderr)")
         for s in straps { #expect(!FileManager.default.fileExists(atPath: s["socket"] ?? "")) }
+        for p in pedometers { #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: p["path"] ?? "")) == nil) }
     }
 
     @Test func helpTeachesTheTwoTerminalWorkflow() async throws {

@@ -19,7 +19,7 @@ import Testing
         let c = try GatewayConfig.parse(load.configuration(databasePath: "/tmp/x.sqlite"), file: "sim.toml")
         #expect(c.straps.map(\.socket) == load.straps.map(\.socketPath))
         #expect(c.straps.map(\.name) == load.straps.map(\.name))
-        #expect(c.pedometers.map(\.path) == load.pedometers.map(\.path))
+        #expect(c.pedometers.map(\.path) == load.pedometers.map(\.link))
         #expect(c.databasePath == "/tmp/x.sqlite")
         let sample = try GatewayConfig.load(path: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("samples/healthgate.toml").path)
