@@ -207,7 +207,10 @@ let package = Package(
 
         // Tests: one target per module (Swift Testing, one file per feature).
         // Test-only helpers: the built `healthgate` as a child, blocking waits off the pool, in-memory bearers.
-        .target(name: "HealthGateTesting", dependencies: ["Locking", "GATT", "Simulators", "Platform", "ChildProcess"]),
+        // One mutex in static storage for the test helpers' one-at-a-time lock: no lazy Swift
+        // global, so ThreadSanitizer sees every happens-before it makes (docs/fuzzing.md).
+        .target(name: "CStaticMutex"),
+        .target(name: "HealthGateTesting", dependencies: ["Locking", "GATT", "Simulators", "Platform", "ChildProcess", "CStaticMutex"]),
         .testTarget(name: "PlatformTests", dependencies: ["Locking", "Platform", "HealthGateTesting"]),
         .testTarget(name: "SysexitsTests", dependencies: ["Sysexits", "ModuleExitCodes", "HealthGateTesting", "HealthModel", "HealthStore", "SerialPedometer", "Gateway"]),
         .testTarget(name: "HeartRateVariabilityTests", dependencies: ["HeartRateVariability", "HealthStore", "HealthModel", "HealthGateTesting"],

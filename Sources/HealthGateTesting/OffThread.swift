@@ -1,7 +1,7 @@
 import Foundation
 import Platform
 import Synchronization
-import Locking
+import CStaticMutex
 
 /// Runs blocking work (a pipeline stop, a child's exit, a peer blocked in `receive`) on a thread
 /// of its own and awaits its result, so an async test never holds one of the cooperative pool's
@@ -16,8 +16,15 @@ package func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
     try await onOwnThread(body)
 }
 
-/// The lock ``offThreadOneAtATime(_:)`` takes.
-private let heavyWork = Lock(())
+/// Runs `body` holding the process-wide heavy-work mutex. It is a C static
+/// (`CStaticMutex`), not a Swift global: a global is initialised through `swift_once`, which
+/// ThreadSanitizer cannot see, and it reported the first read of such a lock on another thread
+/// as a race (docs/fuzzing.md, "Sanitizer passes").
+private func oneAtATime<T>(_ body: () throws -> T) rethrows -> T {
+    hg_heavy_work_lock()
+    defer { hg_heavy_work_unlock() }
+    return try body()
+}
 
 /// ``offThread(_:)`` for heavy, CPU-bound test bodies (seeded property tests over thousands of
 /// cases, child processes importing large files): they run one at a time. On CI's two cores a
@@ -25,10 +32,10 @@ private let heavyWork = Lock(())
 /// than their wall-clock watchdogs (30 s), so straps never connected and those suites failed
 /// only in the full run. Use it for work that computes, never for work that waits on another test.
 package func offThreadOneAtATime<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await offThread { heavyWork.withLock { _ in body() } }
+    await offThread { oneAtATime(body) }
 }
 
 /// ``offThreadOneAtATime(_:)`` for work that throws.
 package func offThreadOneAtATime<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await offThread { try heavyWork.withLock { _ in try body() } }
+    try await offThread { try oneAtATime(body) }
 }
