@@ -76,6 +76,9 @@ package final class HomeAssistantPublisher: Sendable {
     private let workoutSeen = Lock<(position: Int64?, payload: String?)>((nil, nil))
     /// The store, opened read-only by the first workout poll (queue only).
     private let reader = Lock<HealthStore?>(nil)
+    /// Why the last workout read failed, while it keeps failing: said once at warning (again
+    /// when the reason changes), its recovery once at notice, not a line a second.
+    private let workoutReadFailing = Lock<String?>(nil)
     /// Set by ``stop()``: the workout poll stops rescheduling itself.
     private let stopped = Atomic<Bool>(false)
     /// How often the store's workout change feed is checked (a cheap read of its head, on the queue).
@@ -268,6 +271,9 @@ package final class HomeAssistantPublisher: Sendable {
                 return r!
             }
             let position = try store.workoutPosition()
+            if let was = workoutReadFailing.withLock({ f in defer { f = nil }; return f }) {
+                logger.notice("mqtt: the workouts can be read from the store again (it failed with: \(was))")
+            }
             guard position != workoutSeen.withLock({ $0.position }) else { return }
             var o: [String: Any] = ["state": "idle"]
             if let w = try store.workoutsInProgress().max(by: { $0.start < $1.start }) {
@@ -285,7 +291,10 @@ package final class HomeAssistantPublisher: Sendable {
                 send(workoutTopic, payload, retain: true)
             }
         } catch {
-            logger.warning("mqtt: could not read the workouts from the store (\(error)); trying again in a second")
+            let why = "\(error)"
+            if workoutReadFailing.withLock({ f in defer { f = why }; return f != why }) {
+                logger.warning("mqtt: could not read the workouts from the store (\(why)); trying again every second, said once while it lasts")
+            }
         }
     }
 

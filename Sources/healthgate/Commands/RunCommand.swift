@@ -18,7 +18,8 @@ struct RunCommand: ParsableCommand {
             Straps reconnect with backoff and get notifications re-enabled after every reconnect; \
             pedometers are opened when they appear and released when they vanish. From each strap \
             it stores what `live` stores (heart rate with contact, body sensor location and RR \
-            intervals, energy expended, SDNN) and keeps `healthgate devices` current (battery, \
+            intervals, energy expended, and per gap-free minute SDNN and RMSSD after artefact \
+            correction) and keeps `healthgate devices` current (battery, \
             last seen). A strap given by `socket = "/path"` instead of `address` is reached over a Unix-domain socket that \
             carries its ATT channel (a BLE proxy, a remote radio, or `healthgate simulate` for \
             exercising the daemon without hardware; docs/simulation.md).
