@@ -208,6 +208,44 @@ struct LiveTests {
         #expect(only.components(separatedBy: "event: workout").count - 1 == 4 && only.contains("\"type\":\"workout\""))
     }
 
+    @Test("GET /v1/live?type=workout over HTTP: a token with the workout scope gets the workout events and no samples; one without it gets none")
+    func workoutTypeOverHTTP() async throws {
+        let db = TempStore()
+        let store = try db.open()
+        let server = try await ServeProcess.start(db: db.path)
+        let coach = try await makeToken(db.path, ["--name", "coach", "--read", "workout,heartRate"])
+        let heartOnly = try await makeToken(db.path, ["--name", "hr", "--read", "heartRate"])
+        let workouts = try LiveClient(server: server, token: coach, path: "/v1/live?type=workout")
+        let denied = try LiveClient(server: server, token: heartOnly, path: "/v1/live?type=workout,heartRate")
+        try await workouts.waitSubscribed()
+        try await denied.waitSubscribed()
+        let w = Workout(activity: .cycling, start: Date(timeIntervalSince1970: 1_800_000_000), source: Source(name: "HealthGate", identifier: "org.healthgate"))
+        /// Waits until the workout stream has seen `n` workout events.
+        func seen(_ n: Int) async -> Bool {
+            await offThread { () -> Bool in
+                let end = Date().addingTimeInterval(30)
+                while Date() < end, workouts.workoutStates.count < n { Thread.sleep(forTimeInterval: 0.1) }
+                return workouts.workoutStates.count >= n
+            }
+        }
+        // One step at a time: a poll sends each changed workout's state as it is then (a start
+        // and an end read together are one `ended` event, as the change feed coalesces).
+        try store.saveWorkout(w)
+        #expect(await seen(1), "\(workouts.text)")
+        let hr = try heartRate(71, at: 5)
+        _ = try store.save([hr])
+        try store.updateWorkout(uuid: w.uuid, end: w.start.addingTimeInterval(1_800))
+        // The heart-rate-only token's stream gets the sample (it asked for heart rate too) and
+        // nothing of the workout.
+        try await denied.waitFor(keys: [hr.uuid.uuidString.lowercased()], deletions: [])
+        #expect(await seen(2), "\(workouts.text)")
+        await offThread { workouts.drop(); denied.drop() }
+        #expect(workouts.workoutStates == ["running", "ended"], "\(workouts.text)")
+        #expect(workouts.sampleKeys.isEmpty, "\(workouts.text)")
+        #expect(denied.workoutStates.isEmpty && !denied.text.contains("workout"), "\(denied.text)")
+        #expect(await offThread { server.stop() } == 0)
+    }
+
     @Test("a token sees only the types it may read; without a token it is 401")
     func scopes() async throws {
         let db = TempStore()
@@ -356,6 +394,7 @@ final class LiveClient: @unchecked Sendable {
     private var keys: [String] = []
     private var deleted: [String] = []
     private var types: Set<String> = []
+    private var workouts: [String] = []
     private var lastID: String?
     private var tail = ""
 
@@ -406,6 +445,8 @@ final class LiveClient: @unchecked Sendable {
                 }
             case "deleted":
                 if let uuid = o["uuid"] as? String { deleted.append(uuid) }
+            case "workout":
+                workouts.append(o["state"] as? String ?? "?")
             default: break
             }
         }
@@ -417,6 +458,8 @@ final class LiveClient: @unchecked Sendable {
     var sampleKeys: [String] { locked { keys } }
     /// The UUIDs of the `deleted` events.
     var deletions: [String] { locked { deleted } }
+    /// The `state` of every `workout` event, in arrival order.
+    var workoutStates: [String] { locked { workouts } }
     /// The types named by the events received.
     var typesSeen: Set<String> { locked { types } }
     /// The last id received (what a browser would send as Last-Event-ID).
