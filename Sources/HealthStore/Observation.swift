@@ -89,6 +89,10 @@ public final class ChangeObserver {
         }
     }
 
+    /// Forgets the commit last seen, so the next ``poll(_:)`` runs the anchored query even when
+    /// nothing was committed since (after a transient error, such as a busy database).
+    public func lookAgain() { lastVersion = nil }
+
     /// Polls every ``interval`` while `shouldContinue()` returns true, delivering changes as
     /// ``poll(_:)`` does. A transiently locked database (a busy ``StoreError``, e.g. during WAL
     /// recovery after a writer crashed — from the feed or from `handler`) is retried on the next
@@ -101,7 +105,7 @@ public final class ChangeObserver {
             do {
                 delivered = try poll(handler)
             } catch let e as StoreError where e.kind == .busy {
-                lastVersion = nil   // look again next tick
+                lookAgain()   // look again next tick
                 delivered = false
             }
             if !delivered { Thread.sleep(forTimeInterval: pause) }
