@@ -140,6 +140,7 @@ package final class GatewayRuntime: Sendable {
         logger.info("ingesting from \(sources.count) source(s) into \(store?.path ?? "nothing (no store)")")
         let clockWatch = Self.watchClock(logger: logger)
         defer { clockWatch.cancel() }
+        if let store { Self.checkClock(against: store, logger: logger) }
 
         // Watchdog pings and status lines from a timer; the calling thread just waits.
         let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -241,6 +242,23 @@ package final class GatewayRuntime: Sendable {
             if step.at < ClockSteps.earliestPlausible { line += "; the clock still reads before \(iso(ClockSteps.earliestPlausible)): \(unset)" }
             logger.log(level: abs(step.seconds) >= 1 ? .warning : .info, "\(line)")
         }
+    }
+
+    /// How far the newest stored sample may lie ahead of the clock before ``checkClock(against:logger:now:)``
+    /// says so (a strap's interval ending a moment after a reading, clocks a little apart).
+    static let clockBehindStoreTolerance: TimeInterval = 120
+
+    /// Says, at start, when the store already holds samples dated after the system clock's now:
+    /// the clock was set back while HealthGate was stopped (a Pi without an RTC restored the
+    /// time `fake-hwclock` saved before a power cut, or its NTP is not there yet) or those
+    /// samples came from a clock that was ahead. Nothing is changed: new samples are dated by
+    /// this clock, and the line says what to do (docs/operations.md, "The clock"). A store that
+    /// cannot be read is not this check's business (the writer says it).
+    static func checkClock(against store: HealthStore, logger: Logger, now: Date = Date()) {
+        guard let newest = try? store.newestSampleEnd() else { return }
+        let ahead = newest.end.timeIntervalSince(now)
+        guard ahead > clockBehindStoreTolerance else { return }
+        logger.warning("the store's newest sample (\(newest.type)) ends at \(newest.end.formatted(.iso8601)), \(ClockSteps.Step.text(seconds: ahead)) after the system clock's \(now.formatted(.iso8601)): the clock was set back while healthgate was stopped (no RTC: an older saved time after a power cut, NTP not there yet) or those samples came from a clock that was ahead; new samples are dated by this clock and sort before them until it passes \(newest.end.formatted(.iso8601)); start healthgate after the time is synchronised (systemd-time-wait-sync; docs/operations.md, \"The clock\")")
     }
 
     /// The store transactions this process committed, for the status line: what the SD-card

@@ -103,6 +103,25 @@ extension HealthStore {
         try samples(.mostRecent(type)).first
     }
 
+    /// The latest end date of anything stored — a sample or a series' quantity — with its
+    /// type's identifier; nil for an empty store. One index lookup per type (and a scan of the
+    /// series rows, a few thousand a year): cheap enough for a check at start.
+    package func newestSampleEnd() throws -> (end: Date, type: String)? {
+        try read { db in
+            var newest: (end: Double, type: String)?
+            let st = try db.prepare("""
+                SELECT t.identifier, max(coalesce((SELECT max("end") FROM samples WHERE type_id = t.id), -1e300),
+                                         coalesce((SELECT max("end") FROM series WHERE type_id = t.id), -1e300))
+                FROM types t
+                """, cached: false)
+            while try st.step() {
+                guard let end = st.optionalDouble(1), end > -1e299 else { continue }
+                if newest.map({ end > $0.end }) ?? true { newest = (end, st.string(0) ?? "?") }
+            }
+            return newest.map { (Date(timeIntervalSince1970: $0.end), $0.type) }
+        }
+    }
+
     /// How many samples `query` selects (its limit ignored), series quantities included.
     public func count(_ query: SampleQuery) throws -> Int {
         try read { db in

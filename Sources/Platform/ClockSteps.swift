@@ -184,12 +184,15 @@ package final class ClockSteps: Sendable {
 extension ClockSteps.Step {
     /// The step in words: "forward by 365 d 0 h 0 min 2 s", "back by 1.5 s".
     package var described: String {
+        "\(seconds >= 0 ? "forward" : "back") by \(Self.text(seconds: seconds))"
+    }
+
+    /// A span in words, its sign dropped: "365 d 0 h 0 min 2 s", "1.5 s".
+    package static func text(seconds: Double) -> String {
         let magnitude = abs(seconds)
-        let direction = seconds >= 0 ? "forward" : "back"
-        guard magnitude >= 60 else { return "\(direction) by \((magnitude * 1000).rounded() / 1000) s" }
+        guard magnitude >= 60 else { return "\((magnitude * 1000).rounded() / 1000) s" }
         let s = Int(magnitude.rounded())
         let (d, h, m, sec) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60, s % 60)
-        let parts = [(d, "d"), (h, "h"), (m, "min"), (sec, "s")].drop { $0.0 == 0 }.map { "\($0.0) \($0.1)" }
-        return "\(direction) by \(parts.joined(separator: " "))"
+        return [(d, "d"), (h, "h"), (m, "min"), (sec, "s")].drop { $0.0 == 0 }.map { "\($0.0) \($0.1)" }.joined(separator: " ")
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import HealthGateTesting
+import HealthStore
 import HealthModel
 import HeartRateProfile
 import Ingest
@@ -177,5 +179,47 @@ struct ClockStepTests {
         #expect(all.first?.contains("the old clock was not set") == true, "\(all)")
         #expect(all.last?.hasPrefix("<6>the system clock stepped forward by 0.2 s") == true, "\(all)")
         #expect(all.last?.contains("not set") == false, "\(all)")
+    }
+
+    /// A store holding samples dated after the clock's now: the clock was set back while the
+    /// daemon was stopped (a Pi restoring an older saved time after a power cut) — said once at
+    /// start, naming the type, the span and what to do; a sample a minute ahead (a strap's
+    /// interval, clocks a little apart) or an empty store says nothing. Series quantities count.
+    @Test("at start, samples stored after the clock's now are said once at warning; within two minutes, or none, nothing")
+    func storeAheadOfTheClockIsSaid() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func lines(_ store: HealthStore) -> [String] {
+            let (logger, lines) = Self.capturingLogger()
+            GatewayRuntime.checkClock(against: store, logger: logger, now: now)
+            return lines.withLock { $0 }
+        }
+        let store = try HealthStore(path: temporaryStorePath())
+        #expect(lines(store).isEmpty)
+        let source = Source(name: "HealthGate BLE", identifier: "org.healthgate.ble")
+        func hr(_ bpm: Double, at t: Date) throws -> QuantitySample {
+            try QuantitySample(type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: t, end: t, source: source)
+        }
+        _ = try store.save([try hr(60, at: now.addingTimeInterval(-3600)), try hr(61, at: now.addingTimeInterval(100))])
+        #expect(lines(store).isEmpty, "within the tolerance")
+        _ = try store.save([try hr(62, at: now.addingTimeInterval(3_723))])
+        let said = lines(store)
+        #expect(said.count == 1, "\(said)")
+        #expect(said.first?.hasPrefix("<4>the store's newest sample (heartRate) ends at \(now.addingTimeInterval(3_723).formatted(.iso8601)), 1 h 2 min 3 s after the system clock's") == true, "\(said)")
+        #expect(said.first?.contains("systemd-time-wait-sync") == true, "\(said)")
+
+        // A series quantity (a strap's heart rate as the daemon stores it) counts as well.
+        let other = try HealthStore(path: temporaryStorePath())
+        let writer = SeriesWriter()
+        let t = now.addingTimeInterval(86_400).timeIntervalSince1970
+        try other.write { w in
+            let key = SeriesWriter.Key(typeID: try w.typeID(.heartRate), sourceID: try w.sourceID(source), deviceID: nil)
+            try [UInt16]().withUnsafeBufferPointer { rr in
+                try writer.append(w, key: key, style: .discreteTemporallyWeighted, sensorLocation: nil, start: t, end: t,
+                                  value: 70, contact: .detected, flags: [], rr: rr)
+            }
+            try writer.flush(w)
+        }
+        let fromSeries = lines(other)
+        #expect(fromSeries.count == 1 && fromSeries.first?.contains("1 d 0 h 0 min 0 s after") == true, "\(fromSeries)")
     }
 }
