@@ -64,6 +64,29 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("* workout ended  \(ISO8601.string(t0))  running  ended \(ISO8601.string(t0.addingTimeInterval(600)))") }, "\(lines)")
     }
 
+    @Test("a workout in progress when watch starts is printed first; an ended one is not")
+    func inProgressAtStart() async throws {
+        let db = TempDB()
+        let store = try db.open()
+        let source = Source(name: "HealthGate", identifier: "org.healthgate")
+        let ended = Workout(activity: .cycling, start: Date(timeIntervalSince1970: 1_800_000_000), source: source)
+        try store.saveWorkout(ended)
+        try store.updateWorkout(uuid: ended.uuid, end: ended.start.addingTimeInterval(60))
+        let running = Workout(activity: .walking, start: Date(timeIntervalSince1970: 1_800_001_000), source: source)
+        try store.saveWorkout(running)
+        let watch = try Child(["watch", "--json", "--db", db.path])
+        let text = try Child(["watch", "--type", "workout", "--db", db.path])
+        #expect(await watch.waitUntil { Self.workoutLog($0).states == ["running"] }, "\(watch.outputLines) \(watch.stderr)")
+        let uuid = running.uuid.uuidString.lowercased()
+        #expect(await text.waitUntil { $0.contains { $0.hasPrefix("* workout running") && $0.hasSuffix(uuid) } }, "\(text.outputLines)")
+        // Its next change comes as any other, after the first line.
+        try store.updateWorkout(uuid: running.uuid, end: running.start.addingTimeInterval(120))
+        #expect(await watch.waitUntil { Self.workoutLog($0).states == ["running", "ended"] }, "\(watch.outputLines)")
+        for c in [watch, text] { await c.stop() }
+        let anchor = try #require(Self.workoutLog(watch.outputLines).anchors.last)
+        #expect(try store.workoutChanges(since: anchor).changes.workouts.isEmpty)
+    }
+
     @Test("--from-start prints every workout already stored, as it is now")
     func fromStart() async throws {
         let db = TempDB()

@@ -25,7 +25,8 @@ struct WatchCommand: ParsableCommand {
             another terminal, 'live --workout', an import) are printed too, each as it is then; \
             --type workout selects them (alone, or beside quantity types), and a --type list \
             without it leaves them out. They are live: --anchor resumes the samples only \
-            ('workout changes --anchor' catches workouts up); --from-start prints every workout.
+            ('workout changes --anchor' catches workouts up); workouts in progress are printed \
+            first; --from-start prints every workout.
 
             Output: one line per added sample ('+'), deletion ('-') or workout ('*': its state, \
             start, activity, end when ended); with --json, one line per committed batch: \
@@ -74,6 +75,9 @@ struct WatchCommand: ParsableCommand {
         }
         observer.interval = .milliseconds(intervalMs)
         var workouts = WorkoutFollower(store: observer.store, position: fromStart ? 0 : try observer.store.workoutPosition())
+        // Workouts already in progress are shown first, as the live page shows them: a coach
+        // starting watch mid-session sees the session (--from-start shows every workout anyway).
+        if workoutsWanted && !fromStart { try workouts.printInProgress(json: json) }
         Console.note("watching \(store.path) from anchor \(observer.anchor.map(\.description) ?? "(the beginning)")\(workoutsWanted ? " and its workouts" : "") — Ctrl-C stops")
         let pause = Double(intervalMs) / 1000
         while true {
@@ -114,6 +118,13 @@ private struct WorkoutFollower {
         self.position = position
     }
 
+    /// Prints the workouts in progress now, as a page of changes up to ``position`` would.
+    func printInProgress(json: Bool) throws {
+        let running = try store.workoutsInProgress()
+        guard !running.isEmpty else { return }
+        try print(WorkoutChanges(workouts: running, deleted: [], position: position, hasMore: false), json: json)
+    }
+
     /// Forgets the commit last seen, so the next ``poll(json:)`` reads the feed.
     mutating func lookAgain() { lastVersion = nil }
 
@@ -126,26 +137,7 @@ private struct WorkoutFollower {
         while true {
             let page = try store.workoutChanges(after: position, limit: 200)
             if !page.workouts.isEmpty || !page.deleted.isEmpty {
-                if json {
-                    let anchor = "w1:\(try store.currentAnchor().storeID):\(page.position)"
-                    try JSONOutput.emit([
-                        "workouts": page.workouts.map { w -> [String: Any] in
-                            var o = WorkoutRecordJSON.object(w)
-                            o["state"] = Self.state(w)
-                            return o
-                        },
-                        "deletedWorkouts": page.deleted.map { $0.uuidString.lowercased() },
-                        "workoutAnchor": anchor,
-                    ] as [String: Any])
-                } else {
-                    for u in page.deleted { print("- deleted  workout  \(u.uuidString.lowercased())") }
-                    for w in page.workouts {
-                        let end = w.end.map { "  ended \(ISO8601.string($0))" } ?? ""
-                        print("* workout \(Self.state(w))  \(ISO8601.string(w.start))  \(w.activity.rawValue)\(end)  "
-                              + TerminalText.visible(w.source.name) + "  \(w.uuid.uuidString.lowercased())")
-                    }
-                    fflush(nil)
-                }
+                try print(page, json: json)
                 printed = true
             }
             position = page.position
@@ -153,6 +145,30 @@ private struct WorkoutFollower {
         }
         lastVersion = version
         return printed
+    }
+
+    /// Prints a page: one JSON line, or a line per deletion and workout.
+    private func print(_ page: WorkoutChanges, json: Bool) throws {
+        if json {
+            let anchor = "w1:\(try store.currentAnchor().storeID):\(page.position)"
+            try JSONOutput.emit([
+                "workouts": page.workouts.map { w -> [String: Any] in
+                    var o = WorkoutRecordJSON.object(w)
+                    o["state"] = Self.state(w)
+                    return o
+                },
+                "deletedWorkouts": page.deleted.map { $0.uuidString.lowercased() },
+                "workoutAnchor": anchor,
+            ] as [String: Any])
+            return
+        }
+        for u in page.deleted { Swift.print("- deleted  workout  \(u.uuidString.lowercased())") }
+        for w in page.workouts {
+            let end = w.end.map { "  ended \(ISO8601.string($0))" } ?? ""
+            Swift.print("* workout \(Self.state(w))  \(ISO8601.string(w.start))  \(w.activity.rawValue)\(end)  "
+                        + TerminalText.visible(w.source.name) + "  \(w.uuid.uuidString.lowercased())")
+        }
+        fflush(nil)
     }
 
     /// `running`, `paused` or `ended`, as `/v1/live` says it.
