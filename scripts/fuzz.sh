@@ -10,6 +10,8 @@
 # Leak detection is off: LeakSanitizer reports the Swift runtime's Regex compiler (vendor profiles'
 # patterns), not HealthGate's code (docs/fuzzing.md).
 # FUZZ_RUNS=N runs N executions per target instead of a time (the long runs in docs/fuzzing.md).
+# FUZZ_TIMEOUT=S: an input running longer than S seconds (wall clock, default 10) is a hang; raise
+# it for a long run at low priority beside other work, where a starved fuzzer saw false hangs.
 # Ends with one line per target: executions, seconds, executions/s, result.
 #
 #   scripts/fuzz.sh                          # every target, 60 s each
@@ -46,7 +48,7 @@ for t in $targets; do
   start=$(date +%s)
   set +e
   ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" HEALTHGATE_FUZZ_TARGET=$t "$fuzzer" ".fuzz/corpus/$t" "Tests/FuzzTargetsTests/Corpus/$t" \
-    "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -detect_leaks=0 -max_len=4096 -print_final_stats=1 \
+    "${limit[@]}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 -detect_leaks=0 -max_len=4096 -print_final_stats=1 \
     -artifact_prefix=".fuzz/crashes/$t/" >"$log" 2>&1
   rc=$?
   set -e

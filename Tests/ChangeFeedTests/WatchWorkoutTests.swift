@@ -33,16 +33,23 @@ import Testing
 
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
         let w = Workout(activity: .running, start: t0, source: Source(name: "HealthGate", identifier: "org.healthgate"))
+        /// Waits until every watcher that follows workouts has printed these states: one change
+        /// at a time, since a workout changed twice between two of a watcher's checks is printed
+        /// once, as it is then (the change feed's rule).
+        func printed(_ states: [String]) async -> Bool {
+            let json = await all.waitUntil { Self.workoutLog($0).states == states }
+            let selected = await only.waitUntil { Self.workoutLog($0).states == states }
+            let lines = await text.waitUntil { $0.filter { $0.hasPrefix("* workout ") }.count == states.count }
+            return json && selected && lines
+        }
         try store.saveWorkout(w)
-        // One step at a time: a workout changed twice between two checks is printed once, as it
-        // is then (the change feed's rule).
-        #expect(await all.waitUntil { Self.workoutLog($0).states == ["running"] }, "\(all.outputLines)")
+        #expect(await printed(["running"]), "\(all.outputLines) \(only.outputLines) \(text.outputLines)")
         try store.updateWorkout(uuid: w.uuid, adding: WorkoutEvent(.pause, at: t0.addingTimeInterval(60)))
-        #expect(await all.waitUntil { Self.workoutLog($0).states == ["running", "paused"] }, "\(all.outputLines)")
+        #expect(await printed(["running", "paused"]), "\(all.outputLines) \(only.outputLines) \(text.outputLines)")
         _ = try store.save([try heartRate(70, at: 90)])
         try store.updateWorkout(uuid: w.uuid, end: t0.addingTimeInterval(600))
-        #expect(await all.waitUntil { Self.workoutLog($0).states == ["running", "paused", "ended"] && Self.workoutLog($0).samples == 1 },
-                "\(all.outputLines)")
+        #expect(await printed(["running", "paused", "ended"]), "\(all.outputLines) \(only.outputLines) \(text.outputLines)")
+        #expect(await all.waitUntil { Self.workoutLog($0).samples == 1 }, "\(all.outputLines)")
         _ = try store.deleteWorkout(uuid: w.uuid)
         let uuid = w.uuid.uuidString.lowercased()
         #expect(await all.waitUntil { Self.workoutLog($0).deleted == [uuid] }, "\(all.outputLines)")
