@@ -22,8 +22,9 @@ fi
 # ---- Real-stack harness (issue 4, Tests/RealStack): QEMU + Debian's stock kernel (its vmlinuz and
 # modules become the guest), BlueZ's tools inside the guest (btmgmt, btmon), busybox for
 # virtme-ng's init, gcc for the guest helpers, Debian's python3 for the guest agent, venv for the
-# pinned virtme-ng/bumble (created by Tests/RealStack/run itself).
-realstack_need=(qemu-system-x86 linux-image-amd64 bluez busybox-static gcc python3 python3-venv util-linux)
+# pinned virtme-ng/bumble (created by Tests/RealStack/run itself), systemd-nspawn for the systemd
+# container the systemd-deb scenario installs the package into.
+realstack_need=(qemu-system-x86 linux-image-amd64 bluez busybox-static gcc python3 python3-venv util-linux systemd-container)
 realstack_missing=()
 for p in "${realstack_need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || realstack_missing+=("$p"); done
 if [ ${#realstack_missing[@]} -gt 0 ]; then

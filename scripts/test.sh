@@ -118,12 +118,13 @@ fi
 
 # ---- Real-stack harness (issue 4): healthgate against the real Linux Bluetooth stack in a QEMU/TCG
 # guest and an independent Bumble strap, plus the serial hot-plug scenarios (docs/realstack.md).
-# Three guest boots (each scenario names its boot; `Tests/RealStack/run --list` shows them): boot 1
+# Four guest boots (each scenario names its boot; `Tests/RealStack/run --list` shows them): boot 1
 # holds the 17 first-wave scenarios (about 280-300 s on a quiet machine of this kind, 334 s with load
 # average 8), boot 2 the adapter, link-supervision, clock and bluetoothd ones (about 175 s), boot 3
-# the two that restart the guest themselves, bluetoothd-reboot and power-cut (about 170 s); each
+# the two that restart the guest themselves, bluetoothd-reboot and power-cut (about 170 s), boot 4
+# systemd-deb (the .deb installed with apt into a systemd container in the guest, 4-6 min); each
 # boot stays inside the harness's 540-s budget rather than one boot outgrowing it. Each ends with
-# "N passed, M failed"; boot 2's and 3's results go to Tests/RealStack/work/boot2/ and boot3/.
+# "N passed, M failed"; boot N's results (N > 1) go to Tests/RealStack/work/bootN/.
 # REALSTACK_SCENARIOS="a b" runs just those, in one boot (e.g. while a scenario is known broken).
 echo "== real-stack harness (Tests/RealStack/run)"
 healthgate_bin="$(swift build --show-bin-path)/healthgate"
@@ -136,5 +137,6 @@ else
   Tests/RealStack/run --healthgate "$healthgate_bin" --boot 1 || realstack_failed=1
   Tests/RealStack/run --healthgate "$healthgate_bin" --boot 2 --workdir "$PWD/Tests/RealStack/work/boot2" || realstack_failed=1
   Tests/RealStack/run --healthgate "$healthgate_bin" --boot 3 --workdir "$PWD/Tests/RealStack/work/boot3" || realstack_failed=1
+  Tests/RealStack/run --healthgate "$healthgate_bin" --boot 4 --workdir "$PWD/Tests/RealStack/work/boot4" || realstack_failed=1
   [ "$realstack_failed" = 0 ]
 fi
