@@ -439,7 +439,7 @@ package final class LiveFeed: Sendable {
             var items: [(event: String, data: String)] = []
             for w in page.workouts {
                 var o = WorkoutRecordJSON.object(w)
-                o["state"] = w.end != nil ? "ended" : w.isPaused ? "paused" : "running"
+                o["state"] = w.state.rawValue
                 items.append(("workout", try JSONResponse.string(o)))
             }
             for uuid in page.deleted {

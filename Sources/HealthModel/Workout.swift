@@ -80,6 +80,15 @@ public struct Workout: Sendable, Hashable {
     /// Whether it is paused now (its last event is a pause).
     public var isPaused: Bool { events.last?.kind == .pause }
 
+    /// Where a workout is: running, paused (both in progress) or ended.
+    public enum State: String, Sendable {
+        case running, paused, ended
+    }
+
+    /// `ended` once it has an end, else `paused` while its last event is a pause, else `running`
+    /// (what `watch`, `workouts`, `/v1/live`, the workout JSON and MQTT say as `state`).
+    public var state: State { end != nil ? .ended : isPaused ? .paused : .running }
+
     /// The half-open intervals `[from, to)` in which it was running, up to its end, or up to
     /// `now` while in progress. A pause not yet resumed runs to the end.
     public func activeIntervals(now: Date = Date()) -> [DateInterval] {

@@ -277,7 +277,7 @@ package final class HomeAssistantPublisher: Sendable {
             guard position != workoutSeen.withLock({ $0.position }) else { return }
             var o: [String: Any] = ["state": "idle"]
             if let w = try store.workoutsInProgress().max(by: { $0.start < $1.start }) {
-                o = ["state": w.isPaused ? "paused" : "running", "uuid": w.uuid.uuidString.lowercased(), "activity": w.activity.rawValue,
+                o = ["state": w.state.rawValue, "uuid": w.uuid.uuidString.lowercased(), "activity": w.activity.rawValue,
                      "start": ISO8601.string(w.start), "devices": w.devices, "source": w.source.name]
             }
             let data = try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys])

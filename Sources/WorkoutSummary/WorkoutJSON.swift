@@ -19,7 +19,7 @@ extension Workout {
         return [
             "uuid": uuid.uuidString, "activity": activity.rawValue,
             "start": ISO8601.string(start), "end": end.map(ISO8601.string) ?? NSNull(),
-            "state": end != nil ? "ended" : isPaused ? "paused" : "running",
+            "state": state.rawValue,
             "pauses": pauses, "devices": devices, "source": source.name,
         ]
     }

@@ -57,6 +57,15 @@ import Testing
         #expect(open.activeDuration(now: Self.at(30)) == 30 && open.activeDuration(now: Self.at(-10)) == 0)
     }
 
+    @Test("state: running, paused while the last event is a pause, running again after a resume, ended once it has an end (paused or not)")
+    func state() {
+        #expect(Self.workout(0, nil).state == .running)
+        #expect(Self.workout(0, nil, events: [(.pause, 10)]).state == .paused)
+        #expect(Self.workout(0, nil, events: [(.pause, 10), (.resume, 20)]).state == .running)
+        #expect(Self.workout(0, 30, events: [(.pause, 10)]).state == .ended, "a workout stopped while paused has ended")
+        #expect(Self.workout(5, 5).state == .ended && Workout.State.paused.rawValue == "paused")
+    }
+
     @Test("the store refuses events out of order, a second pause, a time outside the workout; a stored UUID is saved once")
     func eventRules() throws {
         let s = try Scratch()

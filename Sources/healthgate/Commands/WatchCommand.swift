@@ -154,7 +154,7 @@ private struct WorkoutFollower {
             try JSONOutput.emit([
                 "workouts": page.workouts.map { w -> [String: Any] in
                     var o = WorkoutRecordJSON.object(w)
-                    o["state"] = Self.state(w)
+                    o["state"] = w.state.rawValue
                     return o
                 },
                 "deletedWorkouts": page.deleted.map { $0.uuidString.lowercased() },
@@ -165,12 +165,9 @@ private struct WorkoutFollower {
         for u in page.deleted { Swift.print("- deleted  workout  \(u.uuidString.lowercased())") }
         for w in page.workouts {
             let end = w.end.map { "  ended \(ISO8601.string($0))" } ?? ""
-            Swift.print("* workout \(Self.state(w))  \(ISO8601.string(w.start))  \(w.activity.rawValue)\(end)  "
+            Swift.print("* workout \(w.state.rawValue)  \(ISO8601.string(w.start))  \(w.activity.rawValue)\(end)  "
                         + TerminalText.visible(w.source.name) + "  \(w.uuid.uuidString.lowercased())")
         }
         fflush(nil)
     }
-
-    /// `running`, `paused` or `ended`, as `/v1/live` says it.
-    static func state(_ w: Workout) -> String { w.end != nil ? "ended" : w.isPaused ? "paused" : "running" }
 }

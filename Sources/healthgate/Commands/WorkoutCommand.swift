@@ -263,7 +263,7 @@ struct WorkoutsCommand: ParsableCommand {
             [s.workout.uuid.uuidString, s.workout.activity.rawValue, Table.time(s.workout.start, in: .current), WorkoutSummary.clock(s.duration),
              Table.number(s.activeEnergy.map { ($0.value * 10).rounded() / 10 }), Table.number(s.steps?.value),
              Table.number(s.heartRate.map { ($0.average * 10).rounded() / 10 }),
-             Table.number(s.heartRate?.maximum), s.workout.end == nil ? (s.workout.isPaused ? "paused" : "running") : "ended"]
+             Table.number(s.heartRate?.maximum), s.workout.state.rawValue]
         })
     }
 }
