@@ -116,26 +116,13 @@ import Systemd
             if !isOpen() && watcher.openCount == 0 { _ = watcher.scanOnce() }
             return isOpen()
         }
-        #expect(opened, "held by: \(Self.holders(ped.path)); \(lines.withLock { $0 })")
+        #expect(opened, "held by: \(processesHolding(ped.path)); \(lines.withLock { $0 })")
         ped.writeLine(pedometerLine(10, seq: 1))
         ped.writeLine(pedometerLine(14, seq: 2))
-        #expect(await eventually { rig.total() == 4 }, "held by: \(Self.holders(ped.path)); \(lines.withLock { $0 })")
+        #expect(await eventually { rig.total() == 4 }, "held by: \(processesHolding(ped.path)); \(lines.withLock { $0 })")
         let after = lines.withLock { $0 }.dropFirst(whileHeld.count)
         #expect(after.filter { $0.hasPrefix("<5>") && $0.contains("is open now") }.count == 1, "\(after)")
         #expect(after.filter { $0.hasPrefix("<3>") }.isEmpty, "\(after)")
         _ = await offThread { rig.stop() }
-    }
-
-    /// Every process holding `path` open, as `PID fd N COMMAND` (for failure messages).
-    static func holders(_ path: String) -> String {
-        var out: [String] = []
-        for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
-            for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-            where (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == path {
-                let cmd = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.replacingOccurrences(of: "\0", with: " ") ?? "?"
-                out.append("\(pid)\(pid == "\(getpid())" ? " (this test process)" : "") fd \(fd) \(cmd.prefix(100))")
-            }
-        }
-        return out.isEmpty ? "nobody" : out.joined(separator: "; ")
     }
 }

@@ -98,20 +98,6 @@ import Testing
         try HealthStore(path: db).samples(SampleQuery(type: .stepCount)).reduce(0) { $0 + $1.quantity.value }
     }
 
-    /// Every process holding `path` open, as `PID fd N COMMAND` (for failure messages).
-    private func holders(_ path: String) -> String {
-        var out: [String] = []
-        for pid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(pid) != nil {
-            for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
-                if (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == path {
-                    let comm = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8))?.replacingOccurrences(of: "\0", with: " ") ?? "?"
-                    out.append("\(pid) fd \(fd) \(comm.prefix(120))")
-                }
-            }
-        }
-        return out.joined(separator: "; ")
-    }
-
     private func lineSeen(_ text: String) -> @Sendable ([[String: Any]]) -> Bool {
         { events in events.contains { $0["event"] as? String == "line" && $0["line"] as? String == text } }
     }
@@ -268,7 +254,7 @@ import Testing
         // ptys by links it removes, and a port is flock'ed (root passes TIOCEXCL); a failure here
         // lists who else holds the pty.
         #expect(await watch.wait(until: lineSeen("{\"steps\":60,\"seq\":3}")),
-                "holders: \(holders(first.path)); events: \(watch.all.map { "\($0)" }.joined(separator: " | "))")
+                "holders: \(processesHolding(first.path)); events: \(watch.all.map { "\($0)" }.joined(separator: " | "))")
         // The second pty exists before the first goes away: the kernel reuses a freed pty number,
         // and a second pty under the first's /dev/pts/N would be found through the old link
         // before it is swapped, one session more than this test counts (a CI run saw 3 summaries).
@@ -283,7 +269,7 @@ import Testing
         #expect(await watch.wait { events in events.contains { $0["event"] as? String == "opened" && $0["path"] as? String == secondPath } })
         second.send("{\"steps\":71,\"seq\":4}\n")
         #expect(await watch.wait(until: lineSeen("{\"steps\":71,\"seq\":4}")),
-                "holders: \(holders(secondPath)); events: \(watch.all.map { "\($0)" }.joined(separator: " | "))")
+                "holders: \(processesHolding(secondPath)); events: \(watch.all.map { "\($0)" }.joined(separator: " | "))")
         watch.process.terminate()
         #expect(await watch.finish() == 0)
         let stored = try storedSteps(db)
