@@ -120,14 +120,20 @@ extension FuzzTarget {
         var lines: [String] = []
         for framed in framer.feed(raw) { if case .line(let l) = framed { lines.append(l) } }
         if case .line(let l)? = framer.finish() { lines.append(l) }
-        let formats: [LineFormat] = [.auto, .json, .keyValue, .integer] + VendorProfile.builtIn.keys.sorted().map { .profile(VendorProfile.builtIn[$0]!) }
         for line in lines {
             guard line.utf8.count <= LineFramer.defaultMaxLineBytes else {
                 throw FuzzViolation("the framer passed a line of \(line.utf8.count) bytes, over its cap")
             }
-            for format in formats { _ = LineParser.parse(line, format: format, receivedAt: Date(timeIntervalSince1970: 1_700_000_000)) }
+            for format in pedometerFormats { _ = LineParser.parse(line, format: format, receivedAt: pedometerReceivedAt) }
         }
     }
+
+    /// Every format `pedometer-lines` parses each line in: auto, JSON, key-value, integer and each
+    /// built-in vendor profile (by name). Built once, not per input.
+    static let pedometerFormats: [LineFormat] =
+        [.auto, .json, .keyValue, .integer] + VendorProfile.builtIn.keys.sorted().map { .profile(VendorProfile.builtIn[$0]!) }
+    /// The receipt time of every line `pedometer-lines` parses.
+    static let pedometerReceivedAt = Date(timeIntervalSince1970: 1_700_000_000)
 
     /// A sequence of readings (counts, device times, sequence numbers, boots, receipt times
     /// taken from the bytes, 13 bytes a reading) through a step counter of 16, 24 or 32 bits or

@@ -22,6 +22,10 @@ package struct VendorProfile: Sendable, Hashable {
     /// Cumulative or delta.
     package let semantics: CountSemantics
     private let regex: CompiledRegex
+    /// The two reasons ``parse(_:)`` gives, built once: a line that is not this device's (most lines,
+    /// when several profiles are tried) then costs no string building (`pedometer-lines` fuzzing).
+    private let noMatch: LineRejection
+    private let notACount: LineRejection
 
     /// Compiles a profile.
     /// - Throws: ``SerialConfigError/badProfilePattern(_:_:)`` when the pattern does not compile
@@ -30,6 +34,8 @@ package struct VendorProfile: Sendable, Hashable {
         self.name = name
         self.pattern = pattern
         self.semantics = semantics
+        self.noMatch = .notPedometer("does not match profile \(name)")
+        self.notACount = .notPedometer("profile \(name) matched, but its number is not a whole count")
         do {
             let r = try Regex(pattern)
             self.regex = CompiledRegex(regex: r)
@@ -45,7 +51,7 @@ package struct VendorProfile: Sendable, Hashable {
     /// Parses one line with this profile.
     package func parse(_ line: String) -> Result<PedometerReading, LineRejection> {
         guard let match = try? regex.regex.firstMatch(in: line) else {
-            return .failure(.notPedometer("does not match profile \(name)"))
+            return .failure(noMatch)
         }
         let captured: Substring?
         if let named = match.output["steps"] {
@@ -56,7 +62,7 @@ package struct VendorProfile: Sendable, Hashable {
             captured = nil
         }
         guard let text = captured, let n = LineParser.parseCount(text) else {
-            return .failure(.notPedometer("profile \(name) matched, but its number is not a whole count"))
+            return .failure(notACount)
         }
         return .success(semantics == .cumulative ? PedometerReading(steps: n) : PedometerReading(deltaSteps: n))
     }
