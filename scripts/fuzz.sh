@@ -44,7 +44,7 @@ summary=()
 for t in $targets; do
   mkdir -p ".fuzz/corpus/$t" ".fuzz/crashes/$t"
   log=".fuzz/$t.log"
-  echo "== $t (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s})"
+  if [ -n "${FUZZ_RUNS:-}" ]; then echo "== $t ($FUZZ_RUNS runs)"; else echo "== $t ($seconds s)"; fi
   start=$(date +%s)
   set +e
   ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" HEALTHGATE_FUZZ_TARGET=$t "$fuzzer" ".fuzz/corpus/$t" "Tests/FuzzTargetsTests/Corpus/$t" \
