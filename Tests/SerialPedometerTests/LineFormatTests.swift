@@ -90,6 +90,18 @@ import Testing
         #expect(throws: SerialConfigError.self) { try VendorProfile(name: "bad", pattern: #"^Pedo=(\d+$"#, semantics: .delta) }
     }
 
+    /// The reasons a profile gives (built once, when it is compiled) name the profile and what failed.
+    @Test func profileRejectionsNameTheProfile() throws {
+        let p = try VendorProfile(name: "mine", pattern: #"^Pedo=(\S+)$"#, semantics: .cumulative)
+        guard case .failure(let miss) = p.parse("Steps: 12") else { Issue.record("a line of another device matched"); return }
+        #expect(miss.description == "does not match profile mine")
+        guard case .failure(let bad) = p.parse("Pedo=12.5") else { Issue.record("a fraction was taken as a count"); return }
+        #expect(bad.description == "profile mine matched, but its number is not a whole count")
+        let other = try VendorProfile(name: "theirs", pattern: #"^Pedo=(\S+)$"#, semantics: .cumulative)
+        guard case .failure(let theirs) = other.parse("x") else { Issue.record("matched"); return }
+        #expect(theirs.description == "does not match profile theirs", "each profile keeps its own reasons")
+    }
+
     @Test func formatNamesParse() throws {
         #expect(try LineFormat(parsing: "auto", profiles: [:]) == .auto)
         #expect(try LineFormat(parsing: "kv", profiles: [:]) == .keyValue)
