@@ -64,6 +64,14 @@ struct HealthGateBench: ParsableCommand {
                         in series) pushed by `healthgate uplink push` into a throwaway
                         PostgreSQL (Debian's server) vs psql \\copy of the same rows into
                         the same tables (rows/s); goal >= 0.5x the COPY ceiling
+            store       size: --store-seconds of one strap at 1 Hz (with RR and
+                        without) replayed by `healthgate replay --max`, VACUUMed,
+                        bytes per heart-rate sample vs the same capture one row a
+                        reading (goal <= 8 B with RR); writes: `healthgate run` with
+                        10 simulated straps + 4 pedometers, then the straps alone,
+                        --writes-seconds steady: /proc/PID/io write_bytes per sample
+                        vs one 4 KiB page per commit (goal <= 1.5x); the store
+                        under $HG_BENCH_WRITES_DIR (default /var/tmp, a real disk)
 
             Build with -c release for meaningful figures. With --json the last line
             is one JSON object.
@@ -88,6 +96,12 @@ struct HealthGateBench: ParsableCommand {
     @Option(help: "1 Hz heart-rate readings of the stats part (a year is 31536000).")
     var statsHeartRateSamples: Int = 2_000_000
 
+    @Option(help: "Seconds of one strap at 1 Hz in the store part's size capture (a day is 86400).")
+    var storeSeconds: Int = 86_400
+
+    @Option(help: "Seconds of the store part's steady write window, per run.")
+    var writesSeconds: Int = 60
+
     @Option(help: "Directory holding logger.py and batched.py.")
     var pythonDir: String = "Benchmarks/python"
 
@@ -101,11 +115,11 @@ struct HealthGateBench: ParsableCommand {
     var rounds: Int = 5
 
     @Option(name: .customLong("only"), parsing: .upToNextOption,
-            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats, http, uplink.", valueName: "part"))
+            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats, http, uplink, store.", valueName: "part"))
     var only: [Part] = []
 
     /// The benchmark groups `--only` selects.
-    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats, http, uplink }
+    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats, http, uplink, store }
 
     private var parts: Set<Part> { only.isEmpty ? Set(Part.allCases) : Set(only) }
 
@@ -113,6 +127,8 @@ struct HealthGateBench: ParsableCommand {
         guard rounds >= 1 else { throw ValidationError("--rounds must be at least 1") }
         guard samples >= 1_000 else { throw ValidationError("--samples must be at least 1000") }
         guard importSamples >= 1_000 else { throw ValidationError("--import-samples must be at least 1000") }
+        guard storeSeconds >= 60 else { throw ValidationError("--store-seconds must be at least 60") }
+        guard writesSeconds >= 5 else { throw ValidationError("--writes-seconds must be at least 5") }
     }
 
     @Option(help: .hidden)
@@ -140,8 +156,10 @@ struct HealthGateBench: ParsableCommand {
             let hot = Bench.hotPath(count: 2_000_000)
             let plain = Bench.hotPath(count: 2_000_000, hrv: false)
             say(String(format: "  decode + enqueue        %.1f ns/sample (with the live HRV: a corrected 60-s window every ~35 notifications)", hot.nsPerSample))
+            let windowShare: Double = hot.nsPerSample - plain.nsPerSample
+            let perWindowMicros: Double = windowShare * Double(hot.count) / Double(max(1, hot.windows)) / 1000
             say(String(format: "  without HRV windows     %.1f ns/sample (the window's share: %.1f ns/sample, %.1f µs a window)", plain.nsPerSample,
-                       hot.nsPerSample - plain.nsPerSample, (hot.nsPerSample - plain.nsPerSample) * Double(hot.count) / Double(max(1, hot.windows)) / 1000))
+                       windowShare, perWindowMicros))
             let allocs = Bench.allocationsPerSample(count: 200_000)
             if let allocs {
                 say("  allocations per sample  \(allocs.perSample) (\(allocs.total) malloc/calloc/realloc calls in 200000 decode+enqueue, glibc mtrace)")
@@ -255,6 +273,10 @@ struct HealthGateBench: ParsableCommand {
 
             if parts.contains(.uplink) {
                 try uplinkPart(into: &out, dir: dir, say: say)
+            }
+
+            if parts.contains(.store) {
+                try storePart(into: &out, dir: dir, say: say)
             }
 
             if json { try JSONOutput.emit(out) }
