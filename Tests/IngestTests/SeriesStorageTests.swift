@@ -250,6 +250,53 @@ import Testing
         }
     }
 
+    /// A device's silence, not a type's, ends its series: an HRV value every 60–180 s (the
+    /// windows between were stored elsewhere, or were refused) stays in one series while the
+    /// strap's heart rate keeps coming, and both start a new series after the strap was silent
+    /// for more than 60 s (a reconnect) — at exactly 60 s it is still the same stretch. A clock
+    /// step back does not end it. Before 2026-11-29 every sparse value opened a series (and a
+    /// chunk row) of its own: 310 series a day for each HRV type.
+    @Test("a device's silence ends its series, not a sparse type's: HRV windows share one series while heart rate comes")
+    func sparseTypesShareTheDevicesStretch() async throws {
+        try await offThread {
+            let store = try HealthStore(path: Self.tempPath("sparse"))
+            let slots = SlotTable()
+            let hr = try slots.slot(for: .heartRate), sdnn = try slots.slot(for: .heartRateVariabilitySDNN)
+            let src = try slots.slot(for: Source(name: "HealthGate BLE", identifier: "org.healthgate.ble"))
+            let dev = try slots.slot(for: Device(name: "Strap", localIdentifier: "AA:01"))
+            let other = try slots.slot(for: Device(name: "Strap B", localIdentifier: "BB:02"))
+            let sink = try StoreSink(store: store)
+            let t0: Double = 1_790_000_000
+            // (heart-rate times, HRV window ends every `every` s) per stretch; one batch a second.
+            func feed(from: Int, to: Int, every: Int, device: UInt16 = dev) throws {
+                for s in from..<to {
+                    let t = t0 + Double(s)
+                    var recs = [SampleRecord(typeSlot: hr, value: 70, start: t, end: t, sourceSlot: src, deviceSlot: device)]
+                    if (s - from) % every == every - 1 {
+                        recs.append(SampleRecord(typeSlot: sdnn, value: 40, start: t - 60, end: t, sourceSlot: src, deviceSlot: device))
+                    }
+                    try recs.withUnsafeBufferPointer { try sink.write($0, slots: slots) }
+                }
+            }
+            try feed(from: 0, to: 1_000, every: 150)          // HRV 150 s apart: 6 values
+            try feed(from: 1_059, to: 1_500, every: 70)       // a silence of exactly 60 s: the same stretch
+            // A clock step back of 30 s, then on.
+            try feed(from: 1_470, to: 1_700, every: 100)
+            try feed(from: 1_761, to: 2_000, every: 100)      // 61 s of silence: a new stretch
+            try feed(from: 0, to: 200, every: 100, device: other)   // another strap's stretch is its own
+            let perType = try store.withConnection { db -> [String: [Int]] in
+                let st = try db.prepare("SELECT t.identifier, s.count FROM series s JOIN types t ON t.id = s.type_id JOIN devices d ON d.id = s.device_id WHERE d.local_identifier = 'AA:01' ORDER BY s.id", cached: false)
+                var out: [String: [Int]] = [:]
+                while try st.step() { out[st.string(0)!, default: []].append(st.int(1)) }
+                return out
+            }
+            #expect(perType["heartRate"] == [1_000 + 441 + 230, 239])
+            #expect(perType["heartRateVariabilitySDNN"] == [6 + 6 + 2, 2])
+            #expect(try Self.scalar(store, "SELECT count(*) FROM series s JOIN devices d ON d.id = s.device_id WHERE d.local_identifier = 'BB:02'") == 2)
+            #expect(try store.count(SampleQuery(type: .heartRateVariabilitySDNN)) == 14 + 2 + 2)
+        }
+    }
+
     @Test("a failed batch leaves the series as before it: the retried batch is stored once")
     func failedBatchRollsBackTheSeries() async throws {
         try await offThread {

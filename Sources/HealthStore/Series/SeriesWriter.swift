@@ -2,9 +2,12 @@ import HealthModel
 
 /// Appends readings to quantity series (docs/store.md, "Quantity series"): one open series per
 /// type, source and device, cut into chunks of at most ``maxChunkQuantities`` quantities or
-/// ``maxChunkSpan`` seconds; a new series starts when nothing came for ``maxGap`` seconds (a
-/// reconnect, a strap taken off) or the sensor location changes. A writer continues the series
-/// an earlier writer left open (a crash, a restart) when its readings come within ``maxGap``.
+/// ``maxChunkSpan`` seconds; a new series starts when nothing came from the device (any type of
+/// the same source and device) for ``maxGap`` seconds (a reconnect, a strap taken off) or the
+/// sensor location changes. A type the device sends seldom (an HRV value a minute, some of them
+/// stored elsewhere) therefore stays in one series while the device keeps sending. A writer
+/// continues the series an earlier writer left open (a crash, a restart) when its readings come
+/// within ``maxGap`` of that series' end.
 ///
 /// Durability: every ``flush(_:)`` (call it at the end of each batch, inside the batch's
 /// transaction) rewrites the open chunk's row and the series row, so a commit holds every
@@ -23,8 +26,23 @@ package final class SeriesWriter {
         }
     }
 
+    /// What a device is (its source and device row ids): the unit whose silence ends its series.
+    struct DeviceKey: Hashable {
+        var sourceID: Int64
+        var deviceID: Int64?
+    }
+
+    /// A device's activity as this writer saw it: the latest end of any reading from it, and how
+    /// many silences of more than ``maxGap`` it had (its series belong to one such stretch).
+    struct Activity {
+        var latestEnd: Double
+        var stretch: Int
+    }
+
     struct Open {
         var id: Int64
+        /// The device's stretch of activity (``Activity/stretch``) this series belongs to.
+        var stretch: Int
         var style: AggregationStyle
         var location: Int?
         var start: Double
@@ -48,6 +66,8 @@ package final class SeriesWriter {
     /// The open series, as of the last commit (a value: copy it before a batch).
     package struct State {
         var open: [Key: Open] = [:]
+        /// Every device this writer appended for.
+        var devices: [DeviceKey: Activity] = [:]
         /// Keys whose series left open by an earlier writer were looked for (``resume``).
         var asked: Set<Key> = []
     }
@@ -93,14 +113,27 @@ package final class SeriesWriter {
         let q = SeriesQuantity(start: start, end: end, value: value,
                                attributes: SeriesAttributes.encode(contact: contact, flags: flags), rr: Array(rr))
         let location = sensorLocation?.rawValue
+        // The device's stretch: a reading that starts more than maxGap after the latest end of
+        // anything from the device begins a new one (a clock stepped back does not).
+        let device = DeviceKey(sourceID: key.sourceID, deviceID: key.deviceID)
+        var activity = state.devices[device] ?? Activity(latestEnd: end, stretch: 0)
+        if start > activity.latestEnd + maxGap { activity.stretch += 1 }
+        activity.latestEnd = Swift.max(activity.latestEnd, end)
+        state.devices[device] = activity
+        var candidate: Open?
+        if let open = state.open[key] {
+            if open.location == location && open.stretch == activity.stretch { candidate = open }
+        } else if var resumed = try resume(w, key: key, style: style) {
+            // Left open by an earlier writer: continued when this reading comes within maxGap of its end.
+            resumed.stretch = activity.stretch
+            if resumed.location == location && !(start > resumed.end + maxGap) { candidate = resumed }
+        }
         var s: Open
-        var candidate = state.open[key]
-        if candidate == nil { candidate = try resume(w, key: key, style: style) }
-        if let open = candidate, open.location == location, !(start > open.end + maxGap) {
-            s = open
+        if let candidate {
+            s = candidate
         } else {
             if let old = state.open[key] { try close(w, old, key: key) }
-            s = try create(w, key: key, style: style, location: location, uuid: w.store.nextUUIDWords())
+            s = try create(w, key: key, style: style, location: location, stretch: activity.stretch, uuid: w.store.nextUUIDWords())
         }
         place(q, in: &s)
         state.open[key] = s
@@ -160,7 +193,7 @@ package final class SeriesWriter {
         if db.changes == 0 {
             // Only the readings appended since the last flush (the rest was deleted with it).
             let pending = (s.sealed.flatMap(\.quantities) + s.chunk).suffix(s.unflushed)
-            var fresh = try create(w, key: key, style: s.style, location: s.location, uuid: w.store.nextUUIDWords())
+            var fresh = try create(w, key: key, style: s.style, location: s.location, stretch: s.stretch, uuid: w.store.nextUUIDWords())
             for q in pending { place(q, in: &fresh) }
             s = fresh
             up.bind(1, s.end); up.bind(2, s.count); up.bind(3, changeSeq); up.bind(4, s.id)
@@ -208,14 +241,14 @@ package final class SeriesWriter {
         defer { st.reset() }
         // Only a series this writer kind made (numbered from 0) continues; an imported part never is open.
         guard st.int(5) == 0 else { return nil }
-        return Open(id: st.int64(0), style: style, location: st.optionalInt(1), start: st.double(2), end: st.double(3),
+        return Open(id: st.int64(0), stretch: 0, style: style, location: st.optionalInt(1), start: st.double(2), end: st.double(3),
                     count: st.int(4), chunkSeq: st.int(6), chunk: [], sealed: [], chunkStart: 0, chunkEnd: 0, dirty: false,
                     storedStart: st.double(2))
     }
 
     /// A new series row (empty until its first flush), closing any other series still marked
     /// open for the same key (a writer that stopped without closing, e.g. a crash).
-    private func create(_ w: StoreWriter, key: Key, style: AggregationStyle, location: Int?,
+    private func create(_ w: StoreWriter, key: Key, style: AggregationStyle, location: Int?, stretch: Int,
                         uuid: (UInt64, UInt64)) throws -> Open {
         let db = w.connection
         let ins = try db.prepare("""
@@ -230,7 +263,7 @@ package final class SeriesWriter {
         let stale = try db.prepare("UPDATE series SET open = 0 WHERE open = 1 AND type_id = ? AND source_id = ? AND device_id IS ? AND id <> ?")
         stale.bind(1, key.typeID); stale.bind(2, key.sourceID); stale.bind(3, key.deviceID); stale.bind(4, id)
         try stale.run()
-        return Open(id: id, style: style, location: location, start: 0, end: 0, count: 0, chunkSeq: 0, chunk: [],
+        return Open(id: id, stretch: stretch, style: style, location: location, start: 0, end: 0, count: 0, chunkSeq: 0, chunk: [],
                     sealed: [], chunkStart: 0, chunkEnd: 0, dirty: true)
     }
 }
