@@ -208,9 +208,9 @@ package struct HeartRateRecordMapper: Sendable {
 
     /// Metadata key of a live HRV record: the window's RR intervals before correction (set with
     /// ``hrvCorrectedKey`` when beats were corrected; `healthgate hrv --save` uses the same keys).
-    package static let hrvIntervalsKey = "hrvIntervals"
+    package static let hrvIntervalsKey = Metadata.hrvIntervalsKey
     /// Metadata key of a live HRV record: the beats corrected in its window (absent: none).
-    package static let hrvCorrectedKey = "hrvCorrected"
+    package static let hrvCorrectedKey = Metadata.hrvCorrectedKey
 
     /// Where the placeable RR intervals of `rr` start: after the last invalid value (0 or
     /// 0xFFFF), and whether there was one.

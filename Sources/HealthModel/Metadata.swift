@@ -123,6 +123,11 @@ public struct Metadata: Sendable, Hashable, Codable {
     /// User key set to 1 on an energy sample whose end reading was saturated (0xFFFF): the true
     /// value may be larger.
     public static let energySaturatedKey = "HGEnergySaturated"
+    /// User key of an HRV sample (SDNN, RMSSD) computed by HealthGate: the window's RR intervals
+    /// before artefact correction (set with ``hrvCorrectedKey`` when beats were corrected).
+    public static let hrvIntervalsKey = "hrvIntervals"
+    /// User key of an HRV sample computed by HealthGate: the beats corrected in its window.
+    public static let hrvCorrectedKey = "hrvCorrected"
 
     /// Key names that mean a typed field (HealthGate's and HealthKit's spelling), so they cannot
     /// be user keys: a user `syncIdentifier` would be exported under the reserved key and then

@@ -194,6 +194,10 @@ enum Schema {
         // 10: workouts (issue 15, docs/workouts.md): what the user marked, never totals. Adds a
         // table, moves nothing.
         WorkoutTable.migration,
+        // 11: a series quantity's attributes may hold an HRV window's counts (bits above 16:
+        // docs/store.md, "The writer"), which builds before it refuse as damaged chunks. Moves
+        // nothing: the version alone makes those builds refuse the store as a newer one.
+        "-- series quantity attributes wider than 16 bits",
     ]
 
     /// The schema version this build writes.

@@ -79,7 +79,7 @@ package struct HRVReport: Sendable {
                     let start = Date(timeIntervalSince1970: w.start)
                     let id = "hrv:\(d.stored?.localIdentifier ?? d.device):\(type.identifier):\(ISO8601.string(start)):\(window)"
                     let metadata = Metadata(syncIdentifier: id, syncVersion: Int(computedAt.timeIntervalSince1970 * 1000),
-                                            user: ["hrvIntervals": .number(Double(w.intervals)), "hrvCorrected": .number(Double(w.corrected))])
+                                            user: [Metadata.hrvIntervalsKey: .number(Double(w.intervals)), Metadata.hrvCorrectedKey: .number(Double(w.corrected))])
                     return try QuantitySample(type: type, quantity: Quantity(value, .millisecond), start: start,
                                               end: Date(timeIntervalSince1970: w.end), source: Self.source, device: d.stored, metadata: metadata)
                 }

@@ -181,6 +181,12 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
                     if r.flags.contains(.rrPrecededByGap) { flags.insert(.rrPrecededByGap) }
                     return flags
                 }
+                // The HRV counts that are an attached record's only extra (nil for any other).
+                func hrvCounts(_ i: Int) -> HRVCounts? {
+                    guard records[i].flags.contains(.attached), let a = attachments.samples[i], a.stateKey == nil, a.state == nil,
+                          a.rrIntervals == nil, records[i].rrCount == 0 else { return nil }
+                    return HRVCounts(onlyIn: a.metadata)
+                }
                 func withRR<T>(_ r: SampleRecord, _ body: (UnsafeBufferPointer<UInt16>) throws -> T) rethrows -> T {
                     try withUnsafeBytes(of: r.rr) { raw in
                         try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt16.self), count: Int(r.rrCount)))
@@ -194,37 +200,42 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
                     withRR(r) { binder.bind(row, rrTicks: $0) }
                 }
                 // Every record without extras goes to its series (docs/store.md, "Quantity
-                // series"): a strap's heart rate, energy and SDNN. Records with extras (a
-                // pedometer's step intervals, whose sync identifiers make a re-saved interval a
-                // duplicate, or a heart rate whose RR list is longer than a record holds) keep a
-                // row of their own, through the store's sync rules below.
+                // series"): a strap's heart rate, energy, SDNN and RMSSD; so does an HRV window
+                // whose only extra is its counts (``HRVCounts``: beats were corrected), which a
+                // series quantity holds. Records with other extras (a pedometer's step intervals,
+                // whose sync identifiers make a re-saved interval a duplicate, or a heart rate
+                // whose RR list is longer than a record holds) keep a row of their own, through
+                // the store's sync rules below.
                 let seriesWriter = series
-                func toSeries(_ r: SampleRecord) -> Bool { seriesWriter != nil && !r.flags.contains(.attached) }
+                func toSeries(_ i: Int) -> Bool {
+                    seriesWriter != nil && (!records[i].flags.contains(.attached) || hrvCounts(i) != nil)
+                }
                 var fast = records
                 var compacted: UnsafeMutableBufferPointer<SampleRecord>?
                 defer { compacted?.deallocate() }
-                if records.contains(where: { $0.flags.contains(.attached) || toSeries($0) }) {
+                if records.indices.contains(where: { records[$0].flags.contains(.attached) || toSeries($0) }) {
                     let c = UnsafeMutableBufferPointer<SampleRecord>.allocate(capacity: records.count)
                     var n = 0
-                    for r in records where !r.flags.contains(.attached) && !toSeries(r) { c[n] = r; n += 1 }
+                    for i in records.indices where !records[i].flags.contains(.attached) && !toSeries(i) { c[n] = records[i]; n += 1 }
                     compacted = c
                     fast = UnsafeBufferPointer(rebasing: c[0..<n])
                 }
                 let rows = fast
                 try w.insertNew(count: rows.count) { i, binder in try bind(rows[i], &binder) }
                 if let seriesWriter {
-                    for r in records where toSeries(r) {
+                    for i in records.indices where toSeries(i) {
+                        let r = records[i]
                         let (type, source, device) = try ids(r)
                         try withRR(r) { rr in
                             try seriesWriter.append(w, key: SeriesWriter.Key(typeID: type, sourceID: source, deviceID: device),
                                                     style: table.types[Int(r.typeSlot)].aggregationStyle,
                                                     sensorLocation: r.heartRateSensorLocation, start: r.start, end: r.end,
-                                                    value: r.value, contact: contact(r), flags: rowFlags(r), rr: rr)
+                                                    value: r.value, contact: contact(r), flags: rowFlags(r), hrv: hrvCounts(i), rr: rr)
                         }
                     }
                     try seriesWriter.flush(w)
                 }
-                try writeAttached(records, table: table, attachments: attachments, with: w)
+                try writeAttached(records, table: table, attachments: attachments, with: w, skipping: toSeries)
             }
         } catch let e as SinkError {
             if let before { series?.restore(before) }
@@ -242,9 +253,9 @@ package final class StoreSink: SampleSink, @unchecked Sendable {
     /// store's insert (sync-identifier upsert), then the newest state per key.
     private func writeAttached(_ records: UnsafeBufferPointer<SampleRecord>,
                                table: (types: [QuantityType], sources: [Source], devices: [Device]),
-                               attachments: BatchAttachments, with w: StoreWriter) throws {
+                               attachments: BatchAttachments, with w: StoreWriter, skipping stored: (Int) -> Bool) throws {
         var statements: StoreWriter.InsertStatements?
-        for i in records.indices where records[i].flags.contains(.attached) {
+        for i in records.indices where records[i].flags.contains(.attached) && !stored(i) {
             let r = records[i]
             guard Int(r.typeSlot) < table.types.count else { throw SinkError(.rejected, "record names type slot \(r.typeSlot), which was never registered") }
             guard Int(r.sourceSlot) < table.sources.count else { throw SinkError(.rejected, "record names source slot \(r.sourceSlot), which was never registered") }

@@ -25,7 +25,7 @@ import Testing
         let intervals = rng.next() % 3 == 0
         let fractional = rng.next() % 3 == 0
         var t = Double(1_600_000_000 + rng.next() % 400_000_000)
-        var attrs = UInt16(rng.next() % 8)
+        var attrs = rng.next() % 8
         var out: [SeriesQuantity] = []
         for _ in 0..<n {
             switch rng.next() % 20 {
@@ -38,7 +38,7 @@ import Testing
             if resolution > 0 { time = (time / resolution).rounded() * resolution }
             let end = intervals ? time + Double(rng.next() % 120_000) / 1000 : time
             let value = fractional ? Double(rng.next() % 100_000) / Double(1 + rng.next() % 1000) : Double(40 + rng.next() % 180)
-            if rng.next() % 25 == 0 { attrs = UInt16(rng.next() % 1024) }
+            if rng.next() % 25 == 0 { attrs = rng.next() % 3 == 0 ? rng.next() : rng.next() % 1024 }
             let rr = (0..<Int(rng.next() % 13)).map { _ in UInt16(1 + rng.next() % 65534) }
             out.append(SeriesQuantity(start: time, end: end, value: value, attributes: attrs, rr: rng.next() % 4 == 0 ? [] : rr))
         }
@@ -64,7 +64,7 @@ import Testing
         for _ in 0..<200 {
             try roundTrips((0..<Int(rng.next() % 20)).map { _ in
                 SeriesQuantity(start: Double(bitPattern: rng.next()), end: Double(bitPattern: rng.next()),
-                               value: Double(bitPattern: rng.next()), attributes: UInt16(truncatingIfNeeded: rng.next()))
+                               value: Double(bitPattern: rng.next()), attributes: rng.next())
             })
         }
     }

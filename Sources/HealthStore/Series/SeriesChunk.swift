@@ -10,13 +10,16 @@ import HealthModel
 /// bit  4    HGEnergySaturated = 1
 /// ```
 enum SeriesAttributes {
-    static let gap: UInt16 = 1 << 2
-    static let truncated: UInt16 = 1 << 3
-    static let saturated: UInt16 = 1 << 4
+    static let gap: UInt64 = 1 << 2
+    static let truncated: UInt64 = 1 << 3
+    static let saturated: UInt64 = 1 << 4
+    /// The quantity carries HRV window counts: RR intervals in bits 8..<32, beats corrected in
+    /// bits 32..<56 (``HRVCounts``).
+    static let hrv: UInt64 = 1 << 5
 
-    /// The bits of a row's per-quantity metadata.
-    static func encode(contact: SensorContact?, flags: SampleRow.Flags) -> UInt16 {
-        var a: UInt16
+    /// The bits of a row's per-quantity metadata, and an HRV value's window counts.
+    static func encode(contact: SensorContact?, flags: SampleRow.Flags, hrv counts: HRVCounts? = nil) -> UInt64 {
+        var a: UInt64
         switch contact {
         case nil: a = 0
         case .notSupported?: a = 1
@@ -26,10 +29,30 @@ enum SeriesAttributes {
         if flags.contains(.rrPrecededByGap) { a |= gap }
         if flags.contains(.payloadTruncated) { a |= truncated }
         if flags.contains(.energySaturated) { a |= saturated }
+        if let counts { a |= hrv | UInt64(counts.intervals) << 8 | UInt64(counts.corrected) << 32 }
         return a
     }
 
-    static func contact(_ a: UInt16) -> SensorContact? {
+    /// The HRV window counts `a` carries, if any.
+    static func hrvCounts(_ a: UInt64) -> HRVCounts? {
+        guard a & hrv != 0 else { return nil }
+        return HRVCounts(intervals: Int(a >> 8 & 0xFF_FFFF), corrected: Int(a >> 32 & 0xFF_FFFF))
+    }
+
+    /// The user metadata a series quantity holds: the flags' keys (``Metadata/payloadTruncatedKey``,
+    /// ``Metadata/energySaturatedKey``) and an HRV value's counts.
+    static func userMetadata(_ a: UInt64) -> [String: MetadataValue] {
+        var user: [String: MetadataValue] = [:]
+        if a & truncated != 0 { user[Metadata.payloadTruncatedKey] = .number(1) }
+        if a & saturated != 0 { user[Metadata.energySaturatedKey] = .number(1) }
+        if let c = hrvCounts(a) {
+            user[Metadata.hrvIntervalsKey] = .number(Double(c.intervals))
+            user[Metadata.hrvCorrectedKey] = .number(Double(c.corrected))
+        }
+        return user
+    }
+
+    static func contact(_ a: UInt64) -> SensorContact? {
         switch a & 3 {
         case 1: return .notSupported
         case 2: return .notDetected
@@ -130,5 +153,44 @@ enum SeriesChunkSQL {
         let last = read.int64(0)
         read.reset()
         return last - Int64(count) + 1
+    }
+}
+
+/// The window counts of an HRV value HealthGate computed (user metadata
+/// ``HealthModel/Metadata/hrvIntervalsKey`` and ``HealthModel/Metadata/hrvCorrectedKey``), which a
+/// series quantity holds in its attributes: so a live HRV window with corrected beats is stored in
+/// its series like one without, instead of as a row of its own (docs/store.md, "The writer").
+package struct HRVCounts: Sendable, Hashable {
+    /// The window's RR intervals before correction.
+    package var intervals: Int
+    /// The beats corrected in the window.
+    package var corrected: Int
+
+    /// One more than the largest count a series quantity holds (24 bits each).
+    package static let limit = 1 << 24
+
+    package init(intervals: Int, corrected: Int) {
+        precondition((0..<Self.limit).contains(intervals) && (0..<Self.limit).contains(corrected))
+        self.intervals = intervals
+        self.corrected = corrected
+    }
+
+    /// The counts when `user` holds both keys as whole numbers below ``limit`` (other keys are not
+    /// looked at); nil when either is missing or is anything else.
+    package init?(user: [String: MetadataValue]) {
+        guard case .number(let i)? = user[Metadata.hrvIntervalsKey], case .number(let c)? = user[Metadata.hrvCorrectedKey],
+              let intervals = Int(exactly: i), let corrected = Int(exactly: c),
+              (0..<Self.limit).contains(intervals), (0..<Self.limit).contains(corrected) else { return nil }
+        self.init(intervals: intervals, corrected: corrected)
+    }
+
+    /// The counts when `metadata` is nothing but them (a live HRV record's attachment): what the
+    /// ingest writer may store in a series quantity.
+    package init?(onlyIn metadata: Metadata) {
+        guard metadata.user.count == 2, let counts = HRVCounts(user: metadata.user) else { return nil }
+        var rest = metadata
+        rest.user = [:]
+        guard rest == Metadata() else { return nil }
+        self = counts
     }
 }

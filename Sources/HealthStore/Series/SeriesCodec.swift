@@ -6,7 +6,7 @@ struct SeriesQuantity: Sendable, Hashable {
     var start: Double
     var end: Double
     var value: Double
-    var attributes: UInt16 = 0
+    var attributes: UInt64 = 0
     var rr: [UInt16] = []
 
     /// Bit-for-bit equality (`-0.0` differs from `0.0`, a NaN equals the same NaN): what the
@@ -164,7 +164,7 @@ enum SeriesCodec {
             var prev: Int64 = 0
             for x in q { for t in x.rr { putSigned(&out, Int64(t) - prev); prev = Int64(t) } }
         }
-        var runs: [(length: Int, value: UInt16)] = []
+        var runs: [(length: Int, value: UInt64)] = []
         for x in q {
             if let last = runs.last, last.value == x.attributes { runs[runs.count - 1].length += 1 } else { runs.append((1, x.attributes)) }
         }
@@ -253,7 +253,8 @@ enum SeriesCodec {
             var i = 0
             for _ in 0..<runs {
                 let length = try r.varint()
-                guard let a = UInt16(exactly: try r.varint()), length <= UInt64(n - i) else {
+                let a = try r.varint()
+                guard length <= UInt64(n - i) else {
                     throw SeriesCodecError(reason: "an attribute run is out of range")
                 }
                 for k in i..<(i + Int(length)) { q[k].attributes = a }

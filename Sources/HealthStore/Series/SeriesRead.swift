@@ -73,8 +73,7 @@ extension HealthStore {
         var m = Metadata()
         m.heartRateSensorLocation = location
         m.sensorContact = SeriesAttributes.contact(x.attributes)
-        if x.attributes & SeriesAttributes.truncated != 0 { m.user[Metadata.payloadTruncatedKey] = .number(1) }
-        if x.attributes & SeriesAttributes.saturated != 0 { m.user[Metadata.energySaturatedKey] = .number(1) }
+        m.user = SeriesAttributes.userMetadata(x.attributes)
         let rr = x.rr.isEmpty ? nil : RRIntervals(ticks: x.rr, precededByGap: x.attributes & SeriesAttributes.gap != 0)
         do {
             return try QuantitySample(uuid: uuid, type: type, quantity: Quantity(x.value, type.canonicalUnit),

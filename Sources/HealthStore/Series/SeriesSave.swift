@@ -34,10 +34,14 @@ extension StoreWriter {
             m.sensorContact = nil
             m.user[Metadata.payloadTruncatedKey] = nil
             m.user[Metadata.energySaturatedKey] = nil
+            let hrv = q.metadata.user[Metadata.hrvIntervalsKey] != nil || q.metadata.user[Metadata.hrvCorrectedKey] != nil
+            m.user[Metadata.hrvIntervalsKey] = nil
+            m.user[Metadata.hrvCorrectedKey] = nil
             let truncated = q.metadata.user[Metadata.payloadTruncatedKey], saturated = q.metadata.user[Metadata.energySaturatedKey]
-            guard m == Metadata(), truncated == nil || truncated == .number(1), saturated == nil || saturated == .number(1) else {
+            guard m == Metadata(), truncated == nil || truncated == .number(1), saturated == nil || saturated == .number(1),
+                  !hrv || HRVCounts(user: q.metadata.user) != nil else {
                 throw StoreError.invalidSeries(
-                    "quantity \(q.seriesIndex!) of series \(uuid) carries metadata a series quantity cannot hold (only sensor location, sensor contact, \(Metadata.payloadTruncatedKey) and \(Metadata.energySaturatedKey)); drop the \"series\" key and give it a UUID of its own to keep it as a separate sample")
+                    "quantity \(q.seriesIndex!) of series \(uuid) carries metadata a series quantity cannot hold (only sensor location, sensor contact, \(Metadata.payloadTruncatedKey) and \(Metadata.energySaturatedKey) of 1, and \(Metadata.hrvIntervalsKey) with \(Metadata.hrvCorrectedKey) as whole numbers from 0 to \(HRVCounts.limit - 1), both or neither); drop the \"series\" key and give it a UUID of its own to keep it as a separate sample")
             }
         }
         let db = connection
@@ -134,7 +138,8 @@ extension StoreWriter {
             if q.metadata.user[Metadata.energySaturatedKey] != nil { flags.insert(.energySaturated) }
             let x = SeriesQuantity(start: q.startDate.timeIntervalSince1970, end: q.endDate.timeIntervalSince1970,
                                    value: q.canonicalValue,
-                                   attributes: SeriesAttributes.encode(contact: q.metadata.sensorContact, flags: flags),
+                                   attributes: SeriesAttributes.encode(contact: q.metadata.sensorContact, flags: flags,
+                                                                       hrv: HRVCounts(user: q.metadata.user)),
                                    rr: q.rrIntervals?.ticks ?? [])
             // A chunk holds consecutive indices: an index gap starts the next one.
             if !chunk.isEmpty, chunk.count >= chunkQuantities || max(hi, x.end) - min(lo, x.start) > chunkSpan

@@ -106,12 +106,12 @@ package final class SeriesWriter {
     package func restore(_ s: State) { state = s }
 
     /// Appends one reading to the open series of `key` (opening one when needed), inside `w`'s
-    /// transaction. `rr` are its RR intervals (1/1024 s ticks, oldest first).
+    /// transaction. `rr` are its RR intervals (1/1024 s ticks, oldest first); `hrv`, an HRV value's window counts.
     package func append(_ w: StoreWriter, key: Key, style: AggregationStyle, sensorLocation: HeartRateSensorLocation?,
                         start: Double, end: Double, value: Double, contact: SensorContact?, flags: SampleRow.Flags,
-                        rr: UnsafeBufferPointer<UInt16>) throws {
+                        hrv: HRVCounts? = nil, rr: UnsafeBufferPointer<UInt16>) throws {
         let q = SeriesQuantity(start: start, end: end, value: value,
-                               attributes: SeriesAttributes.encode(contact: contact, flags: flags), rr: Array(rr))
+                               attributes: SeriesAttributes.encode(contact: contact, flags: flags, hrv: hrv), rr: Array(rr))
         let location = sensorLocation?.rawValue
         // The device's stretch: a reading that starts more than maxGap after the latest end of
         // anything from the device begins a new one (a clock stepped back does not).
