@@ -35,17 +35,22 @@ struct SeriesCodecError: Error, Sendable, Hashable, CustomStringConvertible {
 ///
 /// Layout (integers are LEB128 varints; signed ones zigzag-encoded first):
 /// ```
-/// u8 version (1) · u8 flags (bit 0: every quantity instantaneous, bit 1: RR present)
+/// u8 version (1, or 2 when bit 2 is set) · u8 flags (bit 0: every quantity instantaneous,
+///   bit 1: RR present, bit 2: RR counts packed two to a byte)
 /// count · time scale (u8 mode, u8 exponent) · value scale (u8 mode, u8 exponent)
 /// starts: first as a signed integer, then delta-of-deltas      (raw mode: 8-byte patterns)
 /// durations (unless all instantaneous): deltas of end − start    (raw mode: end patterns)
 /// values: deltas                                                 (raw mode: 8-byte patterns)
-/// RR (if present): per quantity its count; all ticks as deltas
+/// RR (if present): per quantity its count (a varint each, or with bit 2, when every count is
+///   at most 15, two to a byte, the first in the low nibble); all ticks as deltas
 /// attributes: number of runs, then (length, value) per run
 /// ```
 enum SeriesCodec {
     static let version: UInt8 = 1
-
+    /// The version of a chunk whose RR counts are packed (flags bit 2; since 2026-11-29): a
+    /// decoder from before refuses it as unknown instead of misreading it. A chunk without RR,
+    /// or with a count over 15, is still version 1, byte for byte as before.
+    static let packedVersion: UInt8 = 2
     /// How a column of doubles became integers.
     enum Scale: Equatable {
         /// `x = Double(n) / 10^e` exactly (`e` in 0...6).
@@ -118,8 +123,10 @@ enum SeriesCodec {
         out.reserveCapacity(16 + q.count * 6)
         let instant = q.allSatisfy { $0.start.bitPattern == $0.end.bitPattern }
         let hasRR = q.contains { !$0.rr.isEmpty }
-        out.append(version)
-        out.append((instant ? 1 : 0) | (hasRR ? 2 : 0))
+        // One RR interval a second is a strap's usual: its count (1 or 2) in half a byte.
+        let packed = hasRR && q.allSatisfy { $0.rr.count <= 15 }
+        out.append(packed ? packedVersion : version)
+        out.append((instant ? 1 : 0) | (hasRR ? 2 : 0) | (packed ? 4 : 0))
         putVarint(&out, UInt64(q.count))
         let time = Scale.choose(instant ? q.map(\.start) : q.flatMap { [$0.start, $0.end] })
         let value = Scale.choose(q.map(\.value))
@@ -159,8 +166,17 @@ enum SeriesCodec {
                 prev = v
             }
         }
-        if hasRR {
+        if packed {
+            var i = 0
+            while i < q.count {
+                let high = i + 1 < q.count ? q[i + 1].rr.count : 0
+                out.append(UInt8(q[i].rr.count) | UInt8(high) << 4)
+                i += 2
+            }
+        } else if hasRR {
             for x in q { putVarint(&out, UInt64(x.rr.count)) }
+        }
+        if hasRR {
             var prev: Int64 = 0
             for x in q { for t in x.rr { putSigned(&out, Int64(t) - prev); prev = Int64(t) } }
         }
@@ -189,9 +205,14 @@ enum SeriesCodec {
     static func decode(_ bytes: [UInt8]) throws(SeriesCodecError) -> [SeriesQuantity] {
         try bytes.withUnsafeBufferPointer { (b: UnsafeBufferPointer<UInt8>) throws(SeriesCodecError) -> [SeriesQuantity] in
             var r = Reader(bytes: b)
-            guard try r.byte() == version else { throw SeriesCodecError(reason: "unknown version") }
+            let v = try r.byte()
+            guard v == version || v == packedVersion else { throw SeriesCodecError(reason: "unknown version") }
             let flags = try r.byte()
-            let instant = flags & 1 != 0, hasRR = flags & 2 != 0
+            let instant = flags & 1 != 0, hasRR = flags & 2 != 0, packed = flags & 4 != 0
+            // Version 2 is exactly the packed RR counts (which need RR), version 1 never has them.
+            guard packed == (v == packedVersion), !packed || hasRR, v == version || flags & ~7 == 0 else {
+                throw SeriesCodecError(reason: "flags \(flags) do not fit version \(v)")
+            }
             let n64 = try r.varint()
             // Every quantity takes at least one byte of its own, so a count beyond the bytes is a lie.
             guard n64 <= UInt64(b.count) * 8 else { throw SeriesCodecError(reason: "count \(n64) exceeds the data") }
@@ -232,10 +253,22 @@ enum SeriesCodec {
             }
             if hasRR {
                 var counts = [Int](repeating: 0, count: n)
-                for i in 0..<n {
-                    let c = try r.varint()
-                    guard c <= UInt64(b.count) else { throw SeriesCodecError(reason: "RR count \(c) exceeds the data") }
-                    counts[i] = Int(c)
+                if packed {
+                    var i = 0
+                    while i < n {
+                        let pair = try r.byte()
+                        counts[i] = Int(pair & 0x0F)
+                        if i + 1 < n { counts[i + 1] = Int(pair >> 4) } else if pair >> 4 != 0 {
+                            throw SeriesCodecError(reason: "the last packed RR count byte has a second count")
+                        }
+                        i += 2
+                    }
+                } else {
+                    for i in 0..<n {
+                        let c = try r.varint()
+                        guard c <= UInt64(b.count) else { throw SeriesCodecError(reason: "RR count \(c) exceeds the data") }
+                        counts[i] = Int(c)
+                    }
                 }
                 var prev: Int64 = 0
                 for i in 0..<n {
