@@ -38,6 +38,11 @@ fi
 # WorkoutFilesTests' readers (FIT, TCX, GPX, the GPX XSD): a whole pinned closure, --no-deps, in .venv-workout-files/ (wheels, seconds); CI=true fails without it.
 [ -x .venv-workout-files/bin/python ] || python3 -m venv .venv-workout-files
 .venv-workout-files/bin/pip install -q --disable-pip-version-check --no-deps -r Tests/WorkoutFilesTests/workout-files-requirements.txt
+# healthgate-bench's apple-health baseline (AppleHealthBenchPartTests, and the bench itself):
+# healthkit-to-sqlite with its whole closure pinned, --no-deps, in .venv-bench/ from
+# Benchmarks/python/apple-health-requirements.txt (pure-Python wheels, seconds); CI=true fails without it.
+[ -x .venv-bench/bin/python ] || python3 -m venv .venv-bench
+.venv-bench/bin/pip install -q --disable-pip-version-check --no-deps -r Benchmarks/python/apple-health-requirements.txt
 # The live page's browser test (LivePageTests): Selenium pinned in .venv-browser/ from
 # Tests/HTTPAPITests/browser-requirements.txt (pure-Python wheels, a few seconds); the browser is
 # Debian's chromium + chromium-driver (scripts/setup.sh). Under CI=true the test fails without them.

@@ -72,6 +72,13 @@ struct HealthGateBench: ParsableCommand {
                         --writes-seconds steady: /proc/PID/io write_bytes per sample
                         vs one 4 KiB page per commit (goal <= 1.5x); the store
                         under $HG_BENCH_WRITES_DIR (default /var/tmp, a real disk)
+            apple-health
+                        a generated Apple Health export (--apple-health-bytes, the
+                        tests' make_export.py) imported from its zip and its XML by
+                        `healthgate import --apple-health` and by healthkit-to-sqlite
+                        (PyPI, pinned in Benchmarks/python/, installed into
+                        .venv-bench/ when missing): wall time, peak RSS; goals
+                        >= 10x, <= 64 MB
 
             Build with -c release for meaningful figures. With --json the last line
             is one JSON object.
@@ -102,6 +109,9 @@ struct HealthGateBench: ParsableCommand {
     @Option(help: "Seconds of the store part's steady write window, per run.")
     var writesSeconds: Int = 60
 
+    @Option(help: "Bytes of the apple-health part's generated export.xml (its zip is made from it).")
+    var appleHealthBytes: Int = 200_000_000
+
     @Option(help: "Directory holding logger.py and batched.py.")
     var pythonDir: String = "Benchmarks/python"
 
@@ -115,11 +125,11 @@ struct HealthGateBench: ParsableCommand {
     var rounds: Int = 5
 
     @Option(name: .customLong("only"), parsing: .upToNextOption,
-            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats, http, uplink, store.", valueName: "part"))
+            help: ArgumentHelp("Run only these parts: hot, e2e, python (implies e2e), footprint, latency, import, stats, http, uplink, store, apple-health.", valueName: "part"))
     var only: [Part] = []
 
     /// The benchmark groups `--only` selects.
-    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats, http, uplink, store }
+    enum Part: String, CaseIterable, ExpressibleByArgument { case hot, e2e, python, footprint, latency, importing = "import", stats, http, uplink, store, appleHealth = "apple-health" }
 
     private var parts: Set<Part> { only.isEmpty ? Set(Part.allCases) : Set(only) }
 
@@ -129,6 +139,7 @@ struct HealthGateBench: ParsableCommand {
         guard importSamples >= 1_000 else { throw ValidationError("--import-samples must be at least 1000") }
         guard storeSeconds >= 60 else { throw ValidationError("--store-seconds must be at least 60") }
         guard writesSeconds >= 5 else { throw ValidationError("--writes-seconds must be at least 5") }
+        guard appleHealthBytes >= 100_000 else { throw ValidationError("--apple-health-bytes must be at least 100000") }
     }
 
     @Option(help: .hidden)
@@ -277,6 +288,10 @@ struct HealthGateBench: ParsableCommand {
 
             if parts.contains(.store) {
                 try storePart(into: &out, dir: dir, say: say)
+            }
+
+            if parts.contains(.appleHealth) {
+                try appleHealthPart(into: &out, dir: dir, say: say)
             }
 
             if json { try JSONOutput.emit(out) }
