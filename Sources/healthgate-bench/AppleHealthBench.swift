@@ -27,8 +27,9 @@ extension Bench {
     }
 
     /// healthkit-to-sqlite from `.venv-bench/` in the working directory, installing the pinned
-    /// requirements there first when it is missing; nil (with the reason said) when that fails.
-    static func healthkitToSQLite(requirements: String, say: (String) -> Void) -> String? {
+    /// requirements there first when it is missing (pip's output in `log`); nil (with the reason
+    /// said) when that fails.
+    static func healthkitToSQLite(requirements: String, log: String, say: (String) -> Void) -> String? {
         let venv = FileManager.default.currentDirectoryPath + "/.venv-bench"
         let tool = venv + "/bin/healthkit-to-sqlite"
         if FileManager.default.isExecutableFile(atPath: tool) { return tool }
@@ -39,8 +40,8 @@ extension Bench {
         say("  installing healthkit-to-sqlite into .venv-bench/ from \(requirements) (once)")
         for step in [["python3", "-m", "venv", venv],
                      [venv + "/bin/pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "-r", requirements]] {
-            guard let outcome = try? WatchedChild.run(step, stderr: .file(venv + ".log"), timeout: 600), outcome.status == 0 else {
-                let text = (try? String(contentsOfFile: venv + ".log", encoding: .utf8)) ?? ""
+            guard let outcome = try? WatchedChild.run(step, stderr: .file(log), timeout: 600), outcome.status == 0 else {
+                let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
                 say("  healthkit-to-sqlite: not run (`\(step.joined(separator: " "))` failed: \(text.suffix(500)))")
                 return nil
             }
@@ -62,7 +63,7 @@ extension HealthGateBench {
         _ = try Bench.timedRun(["python3", generator, "--out", work, "--big", String(appleHealthBytes), "--zip"], log: work + "/make_export.log")
         let xmlBytes = ((try? FileManager.default.attributesOfItem(atPath: work + "/export.xml"))?[.size] as? NSNumber)?.intValue ?? 0
         say(String(format: "  export.xml %.0f MB (zipped: export.zip)", Double(xmlBytes) / 1e6))
-        let baseline = Bench.healthkitToSQLite(requirements: pythonDir + "/apple-health-requirements.txt", say: say)
+        let baseline = Bench.healthkitToSQLite(requirements: pythonDir + "/apple-health-requirements.txt", log: work + "/venv.log", say: say)
         for (input, label, key) in [("export.zip", "zip", "appleHealthZip"), ("export.xml", "XML", "appleHealthXML")] {
             let ours = try Bench.timedRun([daemon.path, "import", "--apple-health", work + "/" + input, "--db", work + "/\(label).sqlite"],
                                           log: work + "/import-\(label).log")
