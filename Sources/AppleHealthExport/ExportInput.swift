@@ -16,6 +16,11 @@ public enum AppleHealthExportInput: Sendable, Hashable {
 final class XMLByteStream {
     private let fd: Int32
     private let process: Process?
+    /// For a zip: the pipe `fd` reads. Its `FileHandle` owns `fd` and closes it (on `close()` or
+    /// when it is freed), so ``close()`` closes `fd` through it, never by number: a second
+    /// close(2) of a number SQLite's connection has meanwhile been given closed SQLite's file
+    /// (2026-11-29: "disk I/O error" while inserting, under load).
+    private let stdoutPipe: Pipe?
     private let stderrPipe: Pipe?
     private let path: String
     private var closed = false
@@ -29,6 +34,7 @@ final class XMLByteStream {
             guard fd >= 0 else { throw AppleHealthExportError.unreadable(path: path, reason: String(cString: strerror(errno))) }
             self.fd = fd
             process = nil
+            stdoutPipe = nil
             stderrPipe = nil
         case .zip(let entry):
             guard let unzip = Self.unzipPath() else { throw AppleHealthExportError.unzipMissing }
@@ -52,6 +58,7 @@ final class XMLByteStream {
             // unzip can run further ahead of the parser.
             _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, Int32(1 << 20))
             process = p
+            stdoutPipe = out
             stderrPipe = err
         }
     }
@@ -90,7 +97,7 @@ final class XMLByteStream {
             process.waitUntilExit()
             try? stderrPipe?.fileHandleForReading.close()
         }
-        Glibc.close(fd)
+        if let stdoutPipe { try? stdoutPipe.fileHandleForReading.close() } else { Glibc.close(fd) }
     }
 
     /// `unzip` on `PATH`, nil when there is none.

@@ -112,6 +112,31 @@ struct ReaderTests {
         #expect(r.badRecords.first?.description.hasPrefix("export.xml:\(expected[0]["line"]!): skipped HKQuantityTypeIdentifierHeartRate: ") == true)
     }
 
+    /// The zip's byte stream reads `unzip`'s pipe through the descriptor its `FileHandle` owns.
+    /// Until 2026-11-29 `close()` also closed that number by hand, and the handle closed it again
+    /// when the stream was freed: if anything had been given the number in between — SQLite's
+    /// temporary file, on the import's saving thread — it was closed under it ("disk I/O error"
+    /// while inserting, seen under load in CI). A file opened right after `close()` takes the
+    /// lowest free number, the pipe's, and must still be open after the stream is gone.
+    @Test("closing a zip's stream closes unzip's pipe once: a descriptor opened after it survives the stream")
+    func zipStreamClosesItsPipeOnce() throws {
+        let dir = try ExportFixture.directory()
+        var stream: XMLByteStream? = try XMLByteStream(path: dir.appendingPathComponent("export.zip").path,
+                                                        input: .zip(entry: "apple_health_export/export.xml"))
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 16, alignment: 8)
+        defer { buffer.deallocate() }
+        while try stream!.read(into: buffer, count: 1 << 16) > 0 {}
+        try stream!.finish()
+        stream!.close()
+        let mine = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        try #require(mine >= 0)
+        defer { close(mine) }
+        stream = nil
+        // The process and its pipes are freed now (Foundation may do it a moment later).
+        for _ in 0..<20 where fcntl(mine, F_GETFD) >= 0 { usleep(10_000) }
+        #expect(fcntl(mine, F_GETFD) >= 0, "descriptor \(mine), opened after the stream was closed, was closed by the stream")
+    }
+
     @Test("export.zip (its export.xml found beside export_cda.xml) gives the same samples and workouts as export.xml")
     func zipEqualsXML() throws {
         let dir = try ExportFixture.directory()
