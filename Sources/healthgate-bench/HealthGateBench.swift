@@ -557,14 +557,8 @@ enum Bench {
     /// peak memory (`RssAnon`, ``ChildProcess/WatchedChild``) and CPU time (user + system) per
     /// wall second, in % of one core.
     static func footprint(seconds: Int, path: String, work: String, healthgate: URL) throws -> (rss: Int, cpuPercent: Double, committed: Int) {
-        let load = try SimulatedLoad(directory: work + "/sim", straps: 10, rate: 1, pedometers: 4, pedometerInterval: .seconds(1))
-        defer { load.stop() }
-        let config = work + "/sim.toml"
-        try load.configuration(flushIntervalMs: 250).write(toFile: config, atomically: true, encoding: .utf8)
-        // Without NOTIFY_SOCKET: the child must not notify this process's own supervisor.
-        let child = try WatchedChild([healthgate.path, "run", "--config", config, "--db", path], removing: ["NOTIFY_SOCKET"])
-        defer { child.kill() }
-        load.start()
+        let (load, child) = try runAgainstSimulatedLoad(pedometers: 4, directory: work, store: path, healthgate: healthgate)
+        defer { child.kill(); load.stop() }
 
         // Steady state first: every strap connected, discovered and subscribed (a loaded
         // machine may take a while; the bound is generous).
@@ -588,6 +582,26 @@ enum Bench {
         try child.wait(timeout: 60)
         let committed = (try? HealthStore(path: path, mode: .readOnly).count(SampleQuery()))
         return (peak, (c1 - c0) / max(0.001, t1 - t0) * 100, committed ?? 0)
+    }
+
+    /// `healthgate run` (the built one, `healthgate`) on a fresh simulated load in `directory`: 10
+    /// straps at 1 Hz and `pedometers` pty pedometers at 1 reading/s, flush interval 250 ms (the
+    /// shipped default), its store at `store`, a status line every `statusInterval` seconds on
+    /// `stderr`. The load is started; the caller stops both (the footprint and store parts).
+    static func runAgainstSimulatedLoad(pedometers: Int, directory: String, store: String, healthgate: URL,
+                                        statusInterval: Int = 60, stderr: WatchedChild.Stream = .null) throws -> (SimulatedLoad, WatchedChild) {
+        let load = try SimulatedLoad(directory: directory + "/sim", straps: 10, rate: 1, pedometers: pedometers, pedometerInterval: .seconds(1))
+        let config = directory + "/sim.toml"
+        do {
+            try load.configuration(flushIntervalMs: 250, statusInterval: statusInterval).write(toFile: config, atomically: true, encoding: .utf8)
+            // Without NOTIFY_SOCKET: the child must not notify this process's own supervisor.
+            let child = try WatchedChild([healthgate.path, "run", "--config", config, "--db", store], removing: ["NOTIFY_SOCKET"], stderr: stderr)
+            load.start()
+            return (load, child)
+        } catch {
+            load.stop()
+            throw error
+        }
     }
 
     /// Push -> observer latency at the default flush interval.

@@ -106,13 +106,10 @@ extension Bench {
     /// disk: tmpfs counts no writes). Once every strap is subscribed, `write_bytes` and the status
     /// line's samples and commits are read on a status line, again `seconds` later.
     static func writeProfile(seconds: Int, pedometers: Int, directory: String, healthgate: URL) throws -> WriteFigure {
-        let load = try SimulatedLoad(directory: directory + "/sim", straps: 10, rate: 1, pedometers: pedometers, pedometerInterval: .seconds(1))
-        defer { load.stop() }
-        let config = directory + "/sim.toml", log = directory + "/run.log", path = directory + "/writes.sqlite"
-        try load.configuration(flushIntervalMs: 250, statusInterval: 1).write(toFile: config, atomically: true, encoding: .utf8)
-        let child = try WatchedChild([healthgate.path, "run", "--config", config, "--db", path], removing: ["NOTIFY_SOCKET"], stderr: .file(log))
-        defer { child.kill() }
-        load.start()
+        let log = directory + "/run.log"
+        let (load, child) = try runAgainstSimulatedLoad(pedometers: pedometers, directory: directory, store: directory + "/writes.sqlite",
+                                                        healthgate: healthgate, statusInterval: 1, stderr: .file(log))
+        defer { child.kill(); load.stop() }
 
         // (time, write_bytes, samples committed, store commits) at the newest status line.
         var consumed = 0
