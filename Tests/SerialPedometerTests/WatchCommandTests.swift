@@ -255,14 +255,16 @@ import Testing
         // lists who else holds the pty.
         #expect(await watch.wait(until: lineSeen("{\"steps\":60,\"seq\":3}")),
                 "holders: \(processesHolding(first.path)); events: \(watch.all.map { "\($0)" }.joined(separator: " | "))")
-        // The second pty exists before the first goes away: the kernel reuses a freed pty number,
-        // and a second pty under the first's /dev/pts/N would be found through the old link
-        // before it is swapped, one session more than this test counts (a CI run saw 3 summaries).
+        // The link goes before the device, as udev removes /dev/healthgate/pedometer-SERIAL when
+        // the adapter is pulled. A link left pointing at the first's /dev/pts/N finds whatever
+        // pty the kernel gives that freed number next, here another test's running in parallel:
+        // one session more than this test counts (CI saw 3 summaries twice, the second time
+        // with the second pty made before the first went, which only kept *this* test off N).
         let second = try PtyPeer()
         defer { withExtendedLifetime(second) {} }
+        try FileManager.default.removeItem(atPath: link)
         first.unplug()
         #expect(await watch.wait { events in events.contains { $0["event"] as? String == "unplugged" } })
-        try FileManager.default.removeItem(atPath: link)
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: second.path)
         // The new pty's own `opened` (its path), not just a second one.
         let secondPath = second.path
@@ -274,7 +276,7 @@ import Testing
         #expect(await watch.finish() == 0)
         let stored = try storedSteps(db)
         #expect(stored == 21, "stored \(stored); events: \(watch.all.map { "\($0)" }.joined(separator: " | "))")
-        #expect(watch.count("summary") == 2)
+        #expect(watch.count("summary") == 2, "events: \(watch.all.map { "\($0)" }.joined(separator: " | "))")
     }
 
     @Test(.enabled(if: WatchCommandTests.binary != nil))
