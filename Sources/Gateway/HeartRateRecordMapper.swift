@@ -29,7 +29,11 @@ import Ingest
 ///   with `hrvIntervals`/`hrvCorrected` metadata when beats were corrected; a window with more
 ///   than ``hrvMaxArtefacts`` of its intervals corrected gives no value and is counted
 ///   (``Counters/hrvWindowsRefused``). Any gap starts a new window. Nothing is allocated per
-///   window once its buffer has grown to a minute of beats.
+///   window once its buffer has grown to a minute of beats. A record's value is kept to 1 µs
+///   (a thousandth of the 1/1024 s tick its beats are measured in) and its start (the latest
+///   beats' receipt time less the window's RR sum) to 1 ms: ``storedHRV(_:)`` and
+///   ``storedWindowStart(_:end:)``. Rounded, both are small integers at a decimal scale that the
+///   store's series encode in two or three bytes instead of eight (docs/store.md, "Measured size").
 ///
 /// - A truncated payload's heart-rate record and an energy record ending at a saturated
 ///   reading (0xFFFF) carry flags the store writes as `live`'s metadata keys
@@ -195,8 +199,11 @@ package struct HeartRateRecordMapper: Sendable {
             counters.hrvBeatsCorrected += corrected
             let extra = corrected == 0 ? nil : SampleAttachment(metadata: Metadata(user: [
                 HeartRateRecordMapper.hrvIntervalsKey: .number(Double(intervals)), HeartRateRecordMapper.hrvCorrectedKey: .number(Double(corrected))]))
-            emit(SampleRecord(typeSlot: slots.sdnn, value: m.sdnn, start: start, end: t, sourceSlot: slots.source, deviceSlot: slots.device), extra)
-            emit(SampleRecord(typeSlot: slots.rmssd, value: m.rmssd, start: start, end: t, sourceSlot: slots.source, deviceSlot: slots.device), extra)
+            let from = Self.storedWindowStart(start, end: t)
+            emit(SampleRecord(typeSlot: slots.sdnn, value: Self.storedHRV(m.sdnn), start: from, end: t,
+                              sourceSlot: slots.source, deviceSlot: slots.device), extra)
+            emit(SampleRecord(typeSlot: slots.rmssd, value: Self.storedHRV(m.rmssd), start: from, end: t,
+                              sourceSlot: slots.source, deviceSlot: slots.device), extra)
         case .tooManyArtefacts(let intervals, let corrected):
             counters.hrvWindowsRefused += 1
             counters.hrvBeatsCorrected += corrected
@@ -204,6 +211,19 @@ package struct HeartRateRecordMapper: Sendable {
         case .tooFewBeats:
             break
         }
+    }
+
+    /// An HRV value (ms) as a live record keeps it: to the nearest 1 µs (0.001 ms), a thousandth
+    /// of the RR tick (≈ 0.977 ms) its beats are measured in.
+    package static func storedHRV(_ milliseconds: Double) -> Double {
+        (milliseconds * 1000).rounded() / 1000
+    }
+
+    /// An HRV window's start (seconds since 1970) as a live record keeps it: to the nearest
+    /// millisecond, never after `end`. The start is estimated (receipt time less the RR sum),
+    /// which BLE's connection interval already blurs by tens of milliseconds.
+    package static func storedWindowStart(_ start: Double, end: Double) -> Double {
+        min((start * 1000).rounded() / 1000, end)
     }
 
     /// Metadata key of a live HRV record: the window's RR intervals before correction (set with

@@ -230,8 +230,8 @@ struct MapperRig {
         let ms = ticks.prefix(10).map { Double($0) * 1000 / 1024 }
         let mean = ms.reduce(0, +) / 10
         let sd = (ms.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 9).squareRoot()
-        #expect(abs(s.value - sd) < 1e-9)
-        #expect(abs(s.start.timeIntervalSince(Self.t0)) < 1e-6)  // the first beat's interval began at t0
+        #expect(s.value == HeartRateRecordMapper.storedHRV(sd))   // kept to 1 µs
+        #expect(abs(s.start.timeIntervalSince(Self.t0)) < 0.0005 + 1e-6)  // the first beat's interval began at t0 (kept to 1 ms)
         #expect(s.user.isEmpty, "nothing corrected: no metadata")
         // RMSSD over the same beats: every successive difference is 48 ticks = 46.875 ms.
         let rmssd = try #require(b.mapper.counters.hrvWindows == 1 ? rmssdMade.first : nil)
@@ -277,7 +277,7 @@ struct MapperRig {
         #expect(fixed.corrected.missed.count == 1)
         let expected = try #require(TimeDomain(runs: [zip(fixed.beats, fixed.beats.dropFirst()).map { Double($1 - $0) * 1000 / 1024 }]))
         let raw = try #require(TimeDomain(runs: [ticks.prefix(n).map { Double($0) * 1000 / 1024 }]))
-        #expect(abs(sdnn.value - expected.sdnn) < 1e-9 && abs(rmssd.value - expected.rmssd) < 1e-9,
+        #expect(sdnn.value == HeartRateRecordMapper.storedHRV(expected.sdnn) && rmssd.value == HeartRateRecordMapper.storedHRV(expected.rmssd),
                 "live \(sdnn.value)/\(rmssd.value), hrv's correction \(expected.sdnn)/\(expected.rmssd)")
         #expect(raw.sdnn > expected.sdnn * 1.5, "the uncorrected SDNN (\(raw.sdnn)) should be far off")
         let corrected = fixed.corrected.count

@@ -135,9 +135,12 @@ import Locking
         #expect(mine.allSatisfy { $0.1 <= $0.2 }, "an SDNN window ends before it starts")
         #expect(mine.count == live.count)
         for (a, b) in zip(mine, live) {
-            // The mapper's workspace correction against the builder's one-shot one: equal to rounding.
-            #expect(abs(a.0 - b.0) < 1e-9 && a.0 > 0, "SDNN \(a.0) vs \(b.0)")
-            #expect(abs(a.1 - b.1) < 1e-6 && a.2 == b.2, "window [\(a.1), \(a.2)] vs [\(b.1), \(b.2)]")
+            // The mapper's workspace correction against the builder's one-shot one: equal to
+            // floating-point rounding, and to the mapper keeping values to 1 µs, starts to 1 ms.
+            #expect(abs(a.0 - b.0) <= 0.0005 + 1e-9 && a.0 > 0, "SDNN \(a.0) vs \(b.0)")
+            #expect(a.0 == HeartRateRecordMapper.storedHRV(a.0), "SDNN \(a.0) is not on the 1 µs grid")
+            #expect(abs(a.1 - b.1) <= 0.0005 + 1e-6 && a.2 == b.2, "window [\(a.1), \(a.2)] vs [\(b.1), \(b.2)]")
+            #expect(a.1 == (a.1 * 1000).rounded() / 1000, "window start \(a.1) is not on the 1 ms grid")
         }
     }
 
