@@ -16,6 +16,9 @@ public enum AppleHealthExportError: Error, Sendable, Equatable, CustomStringConv
     case unzipMissing
     /// `unzip -p` failed or was killed.
     case unzipFailed(path: String, status: Int32, message: String)
+    /// The store records a sample identity (``AppleHealthExportReader/SampleIdentity``) this
+    /// version does not know: a newer version imported into it.
+    case unknownSampleIdentity(recorded: String)
 
     public var description: String {
         switch self {
@@ -35,6 +38,8 @@ public enum AppleHealthExportError: Error, Sendable, Equatable, CustomStringConv
         case .unzipFailed(let path, let status, let message):
             let why = message.isEmpty ? "" : ": " + message
             return "unzip could not decompress \(path) (exit status \(status))\(why); the archive is damaged or cut short: export again, or unzip it yourself and give the path of export.xml."
+        case .unknownSampleIdentity(let recorded):
+            return "this store's Apple Health imports derive sample UUIDs by scheme \"\(recorded)\", which this version of healthgate does not know (a newer version imported into the store): import with that version, or a re-import would add every record again."
         }
     }
 }

@@ -6,7 +6,9 @@ import Foundation
 /// "UUID already stored → duplicate" rule drops it (docs/apple-health.md, "Identity").
 ///
 /// A UUID is the first 16 bytes of the SHA-256 of a tagged list of fields, with RFC 9562's
-/// version 8 (custom) and variant bits. The fields are those an export writes the same way
+/// version 8 (custom) and variant bits; a sample's UUID under
+/// ``AppleHealthExportReader/SampleIdentity/timeOrdered`` then has its first 48 bits replaced
+/// by its start in milliseconds, big-endian, as a version 7 UUID lays out its time. The fields are those an export writes the same way
 /// every time: not the device text (its object address changes per export), not the unit or the
 /// value as written (a phone's locale turns `kcal` into `Cal`: the value in the canonical unit
 /// is hashed, to a millionth), not metadata (keys come and go between iOS versions).
@@ -62,15 +64,28 @@ enum ContentIdentity {
         }
     }
 
-    /// A sample: its HealthGate type, source name, start, end and value in the canonical unit.
-    static func sample(type: String, source: String, start: Date, end: Date, canonicalValue: Double) -> UUID {
+    /// A sample: its HealthGate type, source name, start, end and value in the canonical unit,
+    /// under `scheme` (time-ordered: ``timeOrdered(_:start:)`` of the content hash).
+    static func sample(type: String, source: String, start: Date, end: Date, canonicalValue: Double,
+                       scheme: AppleHealthExportReader.SampleIdentity = .timeOrdered) -> UUID {
         var f = Fields("apple-health-sample/1")
         f.append(type)
         f.append(source)
         f.append(start)
         f.append(end)
         f.append(value: canonicalValue)
-        return f.uuid
+        return scheme == .timeOrdered ? timeOrdered(f.uuid, start: start) : f.uuid
+    }
+
+    /// `uuid` with its first six bytes replaced by `start`'s milliseconds since 1970, big-endian
+    /// (clamped to 0…2⁴⁸ − 1), so the 74 bits of the hash left tell apart samples that start in
+    /// the same millisecond.
+    static func timeOrdered(_ uuid: UUID, start: Date) -> UUID {
+        var u = uuid.uuid
+        let ms = UInt64(max(0, min(Double((1 as UInt64) << 48 - 1), (start.timeIntervalSince1970 * 1000).rounded())))
+        (u.0, u.1, u.2) = (UInt8(truncatingIfNeeded: ms >> 40), UInt8(truncatingIfNeeded: ms >> 32), UInt8(truncatingIfNeeded: ms >> 24))
+        (u.3, u.4, u.5) = (UInt8(truncatingIfNeeded: ms >> 16), UInt8(truncatingIfNeeded: ms >> 8), UInt8(truncatingIfNeeded: ms))
+        return UUID(uuid: u)
     }
 
     /// A workout: its activity as written, source name, start and end.
@@ -83,11 +98,13 @@ enum ContentIdentity {
         return f.uuid
     }
 
-    /// Run `index` of the beats listed with the SDNN sample `sdnn`.
-    static func beats(of sdnn: UUID, run index: Int) -> UUID {
+    /// Run `index` of the beats listed with the SDNN sample `sdnn`, starting at `start`, under
+    /// `scheme` (the SDNN's UUID is already its scheme's).
+    static func beats(of sdnn: UUID, run index: Int, start: Date,
+                      scheme: AppleHealthExportReader.SampleIdentity = .timeOrdered) -> UUID {
         var f = Fields("apple-health-beats/1")
         f.append(sdnn.uuidString)
         f.append(Int64(index))
-        return f.uuid
+        return scheme == .timeOrdered ? timeOrdered(f.uuid, start: start) : f.uuid
     }
 }

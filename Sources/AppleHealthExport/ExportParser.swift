@@ -363,7 +363,8 @@ final class ExportParser {
         }
         let start = r.start.date, end = r.end.date
         let canonical = (try? r.unit.convert(r.value, to: r.canonical)) ?? r.value
-        let uuid = ContentIdentity.sample(type: r.type.identifier, source: r.source.name, start: start, end: end, canonicalValue: canonical)
+        let uuid = ContentIdentity.sample(type: r.type.identifier, source: r.source.name, start: start, end: end, canonicalValue: canonical,
+                                          scheme: options.sampleIdentity)
         let sample: QuantitySample
         do {
             sample = try QuantitySample(uuid: uuid, type: r.type, quantity: Quantity(r.value, r.unit), start: start, end: end,
@@ -412,9 +413,9 @@ final class ExportParser {
             let total = ticks.reduce(0) { $0 + Double($1) }
             let bpm = 60 * 1024 * Double(ticks.count) / total
             let meta = Metadata(user: ["HGHeartbeatsOf": .string(sdnn.uuid.uuidString.lowercased())])
-            guard let s = try? QuantitySample(uuid: ContentIdentity.beats(of: sdnn.uuid, run: index), type: .heartRate,
-                                              quantity: Quantity(bpm, .countPerMinute),
-                                              start: Date(timeIntervalSince1970: Double(run[0]) / 1000),
+            let start = Date(timeIntervalSince1970: Double(run[0]) / 1000)
+            guard let s = try? QuantitySample(uuid: ContentIdentity.beats(of: sdnn.uuid, run: index, start: start, scheme: options.sampleIdentity),
+                                              type: .heartRate, quantity: Quantity(bpm, .countPerMinute), start: start,
                                               end: Date(timeIntervalSince1970: Double(run[run.count - 1]) / 1000),
                                               source: sdnn.source, device: sdnn.device, metadata: meta,
                                               rrIntervals: RRIntervals(ticks: ticks, precededByGap: true))

@@ -36,6 +36,19 @@ public struct SourceInfo: Sendable, Hashable {
 }
 
 extension HealthStore {
+    /// Whether any individually stored sample comes from a source whose identifier starts with
+    /// `prefix` (an index lookup per such source, whatever the store's size).
+    public func hasSamples(fromSourcesPrefixed prefix: String) throws -> Bool {
+        try read { db in
+            let st = try db.prepare("""
+                SELECT EXISTS (SELECT 1 FROM sources src JOIN samples s ON s.source_id = src.id
+                               WHERE substr(src.identifier, 1, length(?1)) = ?1)
+                """, cached: false)
+            st.bind(1, prefix)
+            return try st.step() && st.int64(0) == 1
+        }
+    }
+
     /// Every source, highest priority first, with sample counts. With `type`, only sources
     /// that have samples of that type (HKSourceQuery), counting only those samples.
     public func sources(type: QuantityType? = nil) throws -> [SourceInfo] {

@@ -78,6 +78,29 @@ package struct AppleHealthImport {
     /// The reader stops: the saver failed.
     private struct Cancelled: Error {}
 
+    /// The state key under which a store records how its imports derive sample UUIDs.
+    package static let sampleIdentityKey = "apple-health.sample-identity"
+
+    /// How imports into `db` derive sample UUIDs: what the store recorded; else, for a store
+    /// that already holds samples of an export imported before the choice was recorded, the
+    /// content hashes those were given (a re-import must give the same sample the same UUID);
+    /// else time-ordered UUIDs. The choice is recorded on first use and kept for good
+    /// (docs/apple-health.md, "Identity").
+    /// - Throws: ``AppleHealthExportError/unknownSampleIdentity(recorded:)`` for a choice a
+    ///   newer version recorded; ``StoreError``.
+    package static func sampleIdentity(for db: HealthStore) throws -> AppleHealthExportReader.SampleIdentity {
+        if let recorded = try db.stateString(sampleIdentityKey) {
+            guard let known = AppleHealthExportReader.SampleIdentity(rawValue: recorded) else {
+                throw AppleHealthExportError.unknownSampleIdentity(recorded: recorded)
+            }
+            return known
+        }
+        let legacy = try db.hasSamples(fromSourcesPrefixed: AppleHealthExportReader.sourceIdentifier(name: ""))
+        let chosen: AppleHealthExportReader.SampleIdentity = legacy ? .contentHash : .timeOrdered
+        try db.setState(sampleIdentityKey, string: chosen.rawValue)
+        return chosen
+    }
+
     /// Reads and saves the export into the store `openStore` opens (after the export is found,
     /// so a missing file is reported first), filling `report` as it goes. The export is read and
     /// parsed on a thread of its own while the batch before is saved (``BatchHandoff``: at most
@@ -85,8 +108,10 @@ package struct AppleHealthImport {
     /// - Throws: ``AppleHealthExportError`` (the file, the zip, malformed XML at a line: what is
     ///   saved so far stays), ``StoreError`` from saving (reading stops at its next batch).
     package func run(into report: inout Report, openStore: () throws -> HealthStore) throws {
-        let reader = try AppleHealthExportReader(path: path)
+        var found = try AppleHealthExportReader(path: path)
         let db = try openStore()
+        found.options.sampleIdentity = try Self.sampleIdentity(for: db)
+        let reader = found
         var meter = ImportMeter(path: path, total: reader.totalBytes.map { Int($0) })
         defer { meter.finish() }
         var summary = SaveSummary(), inserted = 0, duplicates = 0, refused = 0, delivered = 0

@@ -55,6 +55,56 @@ import Testing
         #expect(both.status == 64)
     }
 
+    /// docs/apple-health.md, "Identity": a store keeps one way of deriving sample UUIDs.
+    @Test("sample identity: a new store records time-ordered UUIDs; a store with an earlier import keeps content hashes, so a re-import adds nothing; an unknown scheme is 65")
+    func sampleIdentityPerStore() async throws {
+        let dir = try ExportFixture.directory()
+        let xml = dir.appendingPathComponent("export.xml").path
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("ah-identity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let key = "apple-health.sample-identity"
+        func importInto(_ db: String) async throws -> (status: Int32, stderr: String, report: [String: Any]?) {
+            let r = try await offThread { try HealthGateExecutable.run(["import", "--apple-health", xml, "--db", db, "--json"]) }
+            return (r.status, r.stderr, try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        }
+        func startMilliseconds(_ u: UUID) -> Int64 {
+            let b = u.uuid
+            return [b.0, b.1, b.2, b.3, b.4, b.5].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        }
+
+        // A new store: time-ordered UUIDs (the start's milliseconds first), recorded.
+        let fresh = work.appendingPathComponent("fresh.sqlite").path
+        let first = try await importInto(fresh)
+        #expect(first.report?["inserted"] as? Int ?? 0 > 0, "\(first.stderr)")
+        var store = try HealthStore(path: fresh, mode: .readOnly)
+        #expect(try store.stateString(key) == "2")
+        let steps = try store.samples(SampleQuery(type: .stepCount))
+        #expect(!steps.isEmpty && steps.allSatisfy { startMilliseconds($0.uuid) == Int64(($0.startDate.timeIntervalSince1970 * 1000).rounded()) })
+
+        // A store whose export was imported before the scheme was recorded (content hashes, no
+        // state key): the import finds those samples and keeps content hashes.
+        let legacy = work.appendingPathComponent("legacy.sqlite").path
+        try HealthStore(path: legacy).setState(key, string: "1")
+        let old = try await importInto(legacy)
+        #expect(old.report?["inserted"] as? Int == first.report?["inserted"] as? Int, "\(old.stderr)")
+        store = try HealthStore(path: legacy)
+        let oldUUIDs = Set(try store.samples(SampleQuery(type: .stepCount)).map(\.uuid))
+        #expect(oldUUIDs.isDisjoint(with: steps.map(\.uuid)), "content-hash UUIDs differ from time-ordered ones")
+        try store.setState(key, nil)
+        let again = try await importInto(legacy)
+        #expect(again.report?["inserted"] as? Int == 0 && again.report?["replaced"] as? Int == 0,
+                "the same export into a store imported before adds nothing: \(again.report ?? [:]) \(again.stderr)")
+        #expect(try HealthStore(path: legacy, mode: .readOnly).stateString(key) == "1")
+
+        // A scheme a newer version recorded: refused with a sentence, nothing imported.
+        let newer = work.appendingPathComponent("newer.sqlite").path
+        try HealthStore(path: newer).setState(key, string: "3")
+        let refused = try await importInto(newer)
+        #expect(refused.status == 65 && refused.stderr.contains("scheme \"3\""), "\(refused.status): \(refused.stderr)")
+        #expect(try HealthStore(path: newer, mode: .readOnly).count(SampleQuery()) == 0)
+    }
+
     @Test("a save that fails mid-import (the store refuses the second batch) stops the reading thread: the error, the first batch kept, no hang",
           .timeLimit(.minutes(3)))
     func failedSaveStopsTheReader() async throws {

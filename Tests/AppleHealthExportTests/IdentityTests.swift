@@ -36,6 +36,38 @@ struct IdentityTests {
         #expect(oldW.isSubset(of: newW) && newW.count == oldW.count + 1)
     }
 
+    @Test("time-ordered sample UUIDs: the start's milliseconds in the first 48 bits, the content hash's in the rest; a type's UUIDs sort as its starts")
+    func timeOrderedUUIDs() throws {
+        let path = try ExportFixture.directory().appendingPathComponent("export.xml").path
+        let timed = try ExportFixture.read(path)
+        let hashed = try ExportFixture.read(path, options: .init(sampleIdentity: .contentHash))
+        #expect(timed.samples.count == hashed.samples.count && !timed.samples.isEmpty)
+        func bytes(_ u: UUID) -> [UInt8] { withUnsafeBytes(of: u.uuid) { Array($0) } }
+        for (t, h) in zip(timed.samples, hashed.samples) {
+            let tb = bytes(t.uuid), hb = bytes(h.uuid)
+            let ms = tb.prefix(6).reduce(Int64(0)) { $0 << 8 | Int64($1) }
+            #expect(ms == Int64((t.startDate.timeIntervalSince1970 * 1000).rounded()), "\(t.uuid) for \(t.startDate)")
+            #expect(tb[6] >> 4 == 8 && tb[8] >> 6 == 2, "version 8, variant 10")
+            // A heartbeat sample's hash covers its SDNN's UUID, which differs between the schemes.
+            if t.metadata.user["HGHeartbeatsOf"] == nil { #expect(tb.dropFirst(6) == hb.dropFirst(6), "the hash kept") }
+        }
+        #expect(timed.samples.contains { $0.metadata.user["HGHeartbeatsOf"] != nil }, "the fixture has heartbeat samples")
+        #expect(Set(timed.samples.map(\.uuid)).count == timed.samples.count, "no two samples share a UUID")
+        #expect(timed.workouts.map(\.workout.uuid) == hashed.workouts.map(\.workout.uuid), "workouts' UUIDs are the same under both")
+        // Byte order (SQLite's BLOB order) follows the start, type by type.
+        for type in Set(timed.samples.map(\.type)) {
+            let ofType = timed.samples.filter { $0.type == type }.sorted { $0.startDate < $1.startDate }
+            for (a, b) in zip(ofType, ofType.dropFirst()) where a.startDate.timeIntervalSince1970 * 1000 < (b.startDate.timeIntervalSince1970 * 1000).rounded() - 1 {
+                #expect(bytes(a.uuid).lexicographicallyPrecedes(bytes(b.uuid)))
+            }
+        }
+        // Before 1970 and past 2⁴⁸ ms (year 10889) the time is clamped, never wrapped.
+        let before = ContentIdentity.sample(type: "stepCount", source: "S", start: Date(timeIntervalSince1970: -5), end: Date(timeIntervalSince1970: 1), canonicalValue: 1)
+        #expect(bytes(before).prefix(6).allSatisfy { $0 == 0 })
+        let far = ContentIdentity.sample(type: "stepCount", source: "S", start: Date(timeIntervalSince1970: 3e14), end: Date(timeIntervalSince1970: 3e14), canonicalValue: 1)
+        #expect(bytes(far).prefix(6).allSatisfy { $0 == 0xFF })
+    }
+
     @Test("the same sample in kcal and in Cal, or another device text, is one UUID; another value or source is another")
     func identityFields() {
         let t = Date(timeIntervalSince1970: 1_700_000_000)
