@@ -33,7 +33,10 @@ struct ServeTests {
         }
         let body = Data(("[" + samples.joined(separator: ",") + "]").utf8)
         async let reply = server.request("POST", "/v1/samples", token: token, body: body, curlOptions: ["--limit-rate", "6k"])
-        try await Task.sleep(for: .seconds(1))
+        // SIGTERM once the server holds the connection, not after a fixed second: under load
+        // curl had not connected yet, and the stopped listener refused it (CI's one-thread pass).
+        #expect(await offThread { server.waitForAcceptedConnection(deadline: Date().addingTimeInterval(60)) })
+        try await Task.sleep(for: .milliseconds(500))
         let status = await offThread { server.stop() }
         let answered = try await reply
         #expect(answered.status == 200, "\(answered.body) \(server.stderr)")

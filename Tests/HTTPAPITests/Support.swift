@@ -125,6 +125,35 @@ final class ServeProcess: @unchecked Sendable {
 
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
 
+    /// Waits (bounded) until the server has *accepted* a TCP connection that is still open: an
+    /// established socket on its port in `/proc/net/tcp{,6}` whose inode is one of the server's
+    /// descriptors (a connection still in the listen backlog belongs to no process, and closing
+    /// the listener would reset it). For tests that signal the server mid-request.
+    func waitForAcceptedConnection(deadline: Date) -> Bool {
+        guard let port = base.split(separator: ":").last.flatMap({ Int($0) }) else { return false }
+        let pid = process.processIdentifier
+        while Date() < deadline, process.isRunning {
+            var established = Set<String>()
+            for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+                guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+                for line in text.split(separator: "\n").dropFirst() {
+                    let f = line.split(separator: " ")
+                    // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+                    guard f.count > 9, f[3] == "01", let colon = f[1].lastIndex(of: ":"),
+                          Int(f[1][f[1].index(after: colon)...], radix: 16) == port else { continue }
+                    established.insert(String(f[9]))
+                }
+            }
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            for fd in fds {
+                if let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                   link.hasPrefix("socket:["), established.contains(String(link.dropFirst(8).dropLast())) { return true }
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
     /// One HTTP exchange.
     struct Reply: Sendable {
         let status: Int
@@ -150,7 +179,8 @@ final class ServeProcess: @unchecked Sendable {
         guard let nl = r.stdout.lastIndex(of: "\n"), let code = Int(r.stdout[r.stdout.index(after: nl)...]) else {
             return Reply(status: -1, body: r.stdout + r.stderr)
         }
-        return Reply(status: code, body: String(r.stdout[..<nl]))
+        // No answer (curl's 000): what curl said instead.
+        return Reply(status: code, body: String(r.stdout[..<nl]) + (code == 0 ? r.stderr : ""))
     }
 
     func get(_ path: String, token: String?) async throws -> Reply { try await request("GET", path, token: token) }
