@@ -79,6 +79,8 @@ package final class HomeAssistantPublisher: Sendable {
     /// Why the last workout read failed, while it keeps failing: said once at warning (again
     /// when the reason changes), its recovery once at notice, not a line a second.
     private let workoutReadFailing = Lock<String?>(nil)
+    /// Why the last read of a day's steps failed, while it keeps failing (queue only): said once.
+    private let stepsReadFailing = Lock<String?>(nil)
     /// Set by ``stop()``: the workout poll stops rescheduling itself.
     private let stopped = Atomic<Bool>(false)
     /// How often the store's workout change feed is checked (a cheap read of its head, on the queue).
@@ -215,7 +217,9 @@ package final class HomeAssistantPublisher: Sendable {
             send(topic(r.local, "steps"), Self.number(r.value), retain: false)
             let day = Self.localDay(r.end)
             if d.stepsToday == nil || d.stepsDay != day {
-                // First sight today: the store's count so far (this reading included).
+                // First sight today: the store's count so far (this reading included). When the
+                // store cannot be read, nothing is published: the next reading asks it again
+                // (and its count includes this one), rather than counting from a wrong zero.
                 d.stepsToday = stepsInStore(device: r.local, day: day, through: r.end)
                 d.stepsDay = day
                 d.stepsThrough = r.end
@@ -223,22 +227,29 @@ package final class HomeAssistantPublisher: Sendable {
                 d.stepsToday = (d.stepsToday ?? 0) + r.value
                 d.stepsThrough = r.end
             }
-            send(topic(r.local, "steps_today"), Self.number(d.stepsToday ?? 0), retain: true)
+            if let today = d.stepsToday { send(topic(r.local, "steps_today"), Self.number(today), retain: true) }
         }
         devices.withLock { $0[r.local] = d }
     }
 
-    /// Steps stored for `device` from the local midnight of `day` through `through`.
-    private func stepsInStore(device: String, day: Int, through: Double) -> Double {
+    /// Steps stored for `device` from the local midnight of `day` through `through`; nil when the
+    /// store could not be read (said at warning once while it lasts, its recovery at notice).
+    private func stepsInStore(device: String, day: Int, through: Double) -> Double? {
         do {
             let store = try HealthStore(path: storePath, mode: .readOnly)
             let midnight = Self.midnight(ofLocalDay: day)
             let samples = try store.samples(SampleQuery(type: .stepCount, start: midnight, end: Date(timeIntervalSince1970: through + 0.001),
                                                         device: device))
+            if stepsReadFailing.withLock({ f in defer { f = nil }; return f != nil }) {
+                logger.notice("mqtt: today's steps of \(device) can be read from the store again")
+            }
             return samples.filter { $0.endDate.timeIntervalSince1970 <= through }.reduce(0) { $0 + $1.quantity.value }
         } catch {
-            logger.warning("mqtt: could not read today's steps of \(device) from the store (\(error)); counting from now")
-            return 0
+            let why = "\(error)"
+            if stepsReadFailing.withLock({ f in defer { f = why }; return f != why }) {
+                logger.warning("mqtt: could not read today's steps of \(device) from the store (\(why)); steps_today is published once the next reading can read it")
+            }
+            return nil
         }
     }
 
