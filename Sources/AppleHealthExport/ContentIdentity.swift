@@ -8,10 +8,12 @@ import Foundation
 /// A UUID is the first 16 bytes of the SHA-256 of a tagged list of fields, with RFC 9562's
 /// version 8 (custom) and variant bits; a sample's UUID under
 /// ``AppleHealthExportReader/SampleIdentity/timeOrdered`` then has its first 48 bits replaced
-/// by its start in milliseconds, big-endian, as a version 7 UUID lays out its time. The fields are those an export writes the same way
-/// every time: not the device text (its object address changes per export), not the unit or the
-/// value as written (a phone's locale turns `kcal` into `Cal`: the value in the canonical unit
-/// is hashed, to a millionth), not metadata (keys come and go between iOS versions).
+/// by its start in milliseconds, big-endian, as a version 7 UUID lays out its time.
+///
+/// The fields are those an export writes the same way every time: not the device text (its
+/// object address changes per export), not the unit or the value as written (a phone's locale
+/// turns `kcal` into `Cal`: the value in the canonical unit is hashed, to a millionth), not
+/// metadata (keys come and go between iOS versions).
 enum ContentIdentity {
     /// Fields are appended as length-prefixed bytes and little-endian integers, so no two
     /// different field lists give the same bytes.
