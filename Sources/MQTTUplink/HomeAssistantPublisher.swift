@@ -55,10 +55,8 @@ package final class HomeAssistantPublisher: Sendable {
         var battery: Int?
         var contact: Bool?
         var heartRate: Double?
-        /// Steps of the local day `stepsDay` (days since 1970 in the local zone), counted through `stepsThrough`.
-        var stepsToday: Double?
-        var stepsDay = 0
-        var stepsThrough = 0.0
+        /// Steps since local midnight (nil until the store could be read for the day's first sample).
+        var steps: StepsToday?
         var announced = false
 
         enum Kind: String, Sendable { case strap, pedometer }
@@ -215,35 +213,31 @@ package final class HomeAssistantPublisher: Sendable {
             }
         } else {
             send(topic(r.local, "steps"), Self.number(r.value), retain: false)
+            // A day's first sample starts from the store's count (StepsToday says how ties in
+            // end time are counted); when the store cannot be read nothing is published, and the
+            // next sample asks it again, rather than counting from a wrong zero.
             let day = Self.localDay(r.end)
-            if d.stepsToday == nil || d.stepsDay != day {
-                // First sight today: the store's count so far (this reading included). When the
-                // store cannot be read, nothing is published: the next reading asks it again
-                // (and its count includes this one), rather than counting from a wrong zero.
-                d.stepsToday = stepsInStore(device: r.local, day: day, through: r.end)
-                d.stepsDay = day
-                d.stepsThrough = r.end
-            } else if r.end > d.stepsThrough {
-                d.stepsToday = (d.stepsToday ?? 0) + r.value
-                d.stepsThrough = r.end
+            d.steps = StepsToday.after(d.steps, value: r.value, end: r.end, day: day) { before in
+                stepsInStore(device: r.local, day: day, before: before)
             }
-            if let today = d.stepsToday { send(topic(r.local, "steps_today"), Self.number(today), retain: true) }
+            if let today = d.steps { send(topic(r.local, "steps_today"), Self.number(today.total), retain: true) }
         }
         devices.withLock { $0[r.local] = d }
     }
 
-    /// Steps stored for `device` from the local midnight of `day` through `through`; nil when the
-    /// store could not be read (said at warning once while it lasts, its recovery at notice).
-    private func stepsInStore(device: String, day: Int, through: Double) -> Double? {
+    /// Steps stored for `device` from the local midnight of `day` in samples ending before
+    /// `before`; nil when the store could not be read (said at warning once while it lasts, its
+    /// recovery at notice).
+    private func stepsInStore(device: String, day: Int, before: Double) -> Double? {
         do {
             let store = try HealthStore(path: storePath, mode: .readOnly)
             let midnight = Self.midnight(ofLocalDay: day)
-            let samples = try store.samples(SampleQuery(type: .stepCount, start: midnight, end: Date(timeIntervalSince1970: through + 0.001),
+            let samples = try store.samples(SampleQuery(type: .stepCount, start: midnight, end: Date(timeIntervalSince1970: before + 0.001),
                                                         device: device))
             if stepsReadFailing.withLock({ f in defer { f = nil }; return f != nil }) {
                 logger.notice("mqtt: today's steps of \(device) can be read from the store again")
             }
-            return samples.filter { $0.endDate.timeIntervalSince1970 <= through }.reduce(0) { $0 + $1.quantity.value }
+            return samples.filter { $0.endDate.timeIntervalSince1970 < before }.reduce(0) { $0 + $1.quantity.value }
         } catch {
             let why = "\(error)"
             if stepsReadFailing.withLock({ f in defer { f = why }; return f != why }) {
@@ -336,7 +330,7 @@ package final class HomeAssistantPublisher: Sendable {
             if let c = d.connected { send(topic(local, "available"), c ? "online" : "offline", retain: true) }
             if let b = d.battery { send(topic(local, "battery"), String(b), retain: true) }
             if let c = d.contact { send(topic(local, "contact"), c ? "ON" : "OFF", retain: true) }
-            if let s = d.stepsToday { send(topic(local, "steps_today"), Self.number(s), retain: true) }
+            if let s = d.steps { send(topic(local, "steps_today"), Self.number(s.total), retain: true) }
             devices.withLock { $0[local]?.announced = d.announced }
         }
     }
