@@ -128,7 +128,8 @@ import Testing
         let steps = try store.samples(SampleQuery(type: .stepCount, start: Calendar.current.startOfDay(for: Date())))
         let pedometer = try #require(steps.first?.device?.localIdentifier)
         let lastToday = messages.last { $0.topic == "healthgate/pi1/\(Self.slug(pedometer))/steps_today" }?.payload
-        #expect(lastToday == String(Int64(steps.reduce(0) { $0 + $1.quantity.value })))
+        #expect(lastToday == String(Int64(steps.reduce(0) { $0 + $1.quantity.value })),
+                "stored (steps, start, end): \(steps.map { ($0.quantity.value, $0.startDate.timeIntervalSince1970, $0.endDate.timeIntervalSince1970) }); published: \(messages.filter { $0.topic.hasSuffix("/steps_today") }.map(\.payload))")
 
         // Home Assistant discovery: a device per strap with its sensors pointing at the topics.
         let strap = try #require(stored.keys.first)
