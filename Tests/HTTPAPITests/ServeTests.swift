@@ -32,13 +32,24 @@ struct ServeTests {
             #"{"type":"stepCount","value":\#(i + 1),"start":"\#(ISO8601.string(at(Double(i) * minute)))","end":"\#(ISO8601.string(at(Double(i + 1) * minute)))"}"#
         }
         let body = Data(("[" + samples.joined(separator: ",") + "]").utf8)
-        async let reply = server.request("POST", "/v1/samples", token: token, body: body, curlOptions: ["--limit-rate", "6k"])
-        // SIGTERM once the server holds the connection, not after a fixed second: under load
-        // curl had not connected yet, and the stopped listener refused it (CI's one-thread pass).
-        #expect(await offThread { server.waitForAcceptedConnection(deadline: Date().addingTimeInterval(60)) })
-        try await Task.sleep(for: .milliseconds(500))
-        let status = await offThread { server.stop() }
-        let answered = try await reply
+        // curl runs on a thread of its own and SIGTERM goes once the server holds its
+        // connection. (With `async let` and a fixed second, a full run's busy cooperative pool
+        // started curl late: SIGTERM came first and the stopped listener refused it; waiting for
+        // the connection instead then waited the whole minute, curl starting only after it.)
+        final class Outcome: @unchecked Sendable { var reply: Result<ServeProcess.Reply, any Error>? }
+        let (answered, status, accepted) = try await offThread { () throws -> (ServeProcess.Reply, Int32, Bool) in
+            let outcome = Outcome(), done = DispatchSemaphore(value: 0)
+            Thread {
+                outcome.reply = Result { try server.requestBlocking("POST", "/v1/samples", token: token, body: body, curlOptions: ["--limit-rate", "6k"]) }
+                done.signal()
+            }.start()
+            let accepted = server.waitForAcceptedConnection(deadline: Date().addingTimeInterval(60))
+            Thread.sleep(forTimeInterval: 0.5)
+            let status = server.stop()
+            done.wait()
+            return (try outcome.reply!.get(), status, accepted)
+        }
+        #expect(accepted, "the server never held curl's connection")
         #expect(answered.status == 200, "\(answered.body) \(server.stderr)")
         #expect(answered.object?["inserted"] as? Int == 200, "\(answered.body)")
         #expect(status == 0, "\(server.stderr)")

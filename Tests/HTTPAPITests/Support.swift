@@ -135,7 +135,11 @@ final class ServeProcess: @unchecked Sendable {
         while Date() < deadline, process.isRunning {
             var established = Set<String>()
             for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-                guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+                // Read to the end: a procfs file says its size is 0, and more than a page of
+                // sockets (a full run's) came back cut short through String(contentsOfFile:).
+                guard let data = FileHandle(forReadingAtPath: table).map({ h in defer { try? h.close() }; return h.readDataToEndOfFile() })
+                else { continue }
+                let text = String(decoding: data, as: UTF8.self)
                 for line in text.split(separator: "\n").dropFirst() {
                     let f = line.split(separator: " ")
                     // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
@@ -167,15 +171,21 @@ final class ServeProcess: @unchecked Sendable {
     /// `curl` against the server: `method path` with an optional bearer token and body.
     func request(_ method: String = "GET", _ path: String, token: String? = nil, body: Data? = nil,
                  headers: [String] = [], curlOptions: [String] = []) async throws -> Reply {
+        try await offThread { [self] in
+            try requestBlocking(method, path, token: token, body: body, headers: headers, curlOptions: curlOptions)
+        }
+    }
+
+    /// ``request(_:_:token:body:headers:curlOptions:)`` on the calling thread (it blocks until
+    /// curl exits): for a test that must know curl was started, whatever the cooperative pool does.
+    func requestBlocking(_ method: String = "GET", _ path: String, token: String? = nil, body: Data? = nil,
+                         headers: [String] = [], curlOptions: [String] = []) throws -> Reply {
         var args = ["-s", "-S", "-X", method, "-o", "-", "-w", "\n%{http_code}", "--max-time", "60"] + curlOptions
         if let token { args += ["-H", "Authorization: Bearer \(token)"] }
         for h in headers { args += ["-H", h] }
         if body != nil { args += ["-H", "Content-Type: application/json", "--data-binary", "@-"] }
         args.append(base + path)
-        let arguments = args
-        let r = try await offThread {
-            try HealthGateExecutable.run(arguments, stdin: body, timeout: .seconds(90), launcher: URL(fileURLWithPath: "/usr/bin/curl"))
-        }
+        let r = try HealthGateExecutable.run(args, stdin: body, timeout: .seconds(90), launcher: URL(fileURLWithPath: "/usr/bin/curl"))
         guard let nl = r.stdout.lastIndex(of: "\n"), let code = Int(r.stdout[r.stdout.index(after: nl)...]) else {
             return Reply(status: -1, body: r.stdout + r.stderr)
         }
