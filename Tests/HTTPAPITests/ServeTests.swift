@@ -33,9 +33,9 @@ struct ServeTests {
         }
         let body = Data(("[" + samples.joined(separator: ",") + "]").utf8)
         // curl runs on a thread of its own and SIGTERM goes once the server holds its
-        // connection. (With `async let` and a fixed second, a full run's busy cooperative pool
-        // started curl late: SIGTERM came first and the stopped listener refused it; waiting for
-        // the connection instead then waited the whole minute, curl starting only after it.)
+        // connection. (After a fixed second, as before, a loaded full run once had no answer at
+        // all: curl had not connected when the listener stopped. A thread of its own starts curl
+        // whatever the cooperative pool is doing.)
         final class Outcome: @unchecked Sendable { var reply: Result<ServeProcess.Reply, any Error>? }
         let (answered, status, accepted) = try await offThread { () throws -> (ServeProcess.Reply, Int32, Bool) in
             let outcome = Outcome(), done = DispatchSemaphore(value: 0)
