@@ -337,12 +337,19 @@ struct ReadAsAnotherUserTests {
         let deadline = ContinuousClock.now + .seconds(30)
         let reader = out.fileHandleForReading
         let collected = OutputBox()
-        reader.readabilityHandler = { h in collected.append(h.availableData) }
+        // A blocking read on a thread of its own, not `readabilityHandler` (its teardown can
+        // crash libdispatch's event loop: swift-corelibs-libdispatch#949); it ends at end of file.
+        Thread {
+            while true {
+                let d = reader.availableData
+                if d.isEmpty { return }
+                collected.append(d)
+            }
+        }.start()
         while ContinuousClock.now < deadline, !seen {
             try await Task.sleep(for: .milliseconds(50))
             seen = collected.text.contains("\"value\":42")
         }
-        reader.readabilityHandler = nil
         kill(pid, SIGKILL)
         await offThread { p.waitUntilExit() }
         #expect(seen, "watch printed: \(collected.text)")

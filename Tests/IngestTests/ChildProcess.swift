@@ -33,9 +33,21 @@ final class Child: @unchecked Sendable {
         let o = Pipe(), e = Pipe()
         process.standardOutput = o
         process.standardError = e
-        o.fileHandleForReading.readabilityHandler = { [out] h in out.append(h.availableData) }
-        e.fileHandleForReading.readabilityHandler = { [err] h in err.append(h.availableData) }
         try process.run()
+        // Blocking reads on threads of their own, not `readabilityHandler`: tearing down that
+        // handler's dispatch read source races the descriptor's close and can crash libdispatch's
+        // event loop (`_dispatch_event_loop_drain`, SIGSEGV; swift-corelibs-libdispatch#949), which
+        // took a whole CI test pass down once. A thread ends at the pipe's end of file.
+        for (pipe, buffer) in [(o, out), (e, err)] {
+            let h = pipe.fileHandleForReading
+            Thread {
+                while true {
+                    let d = h.availableData
+                    if d.isEmpty { return }
+                    buffer.append(d)
+                }
+            }.start()
+        }
     }
 
     var stdout: String { out.text }
