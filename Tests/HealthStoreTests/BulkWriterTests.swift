@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import HealthModel
 import Testing
@@ -125,5 +126,19 @@ import Testing
         try s.store.write { w in try w.insertNew(count: 1) { _, binder in binder.bind(row) } }
         #expect(try s.store.count(SampleQuery()) == 2)
         #expect(try walBytes() > before)
+    }
+
+    /// The bulk writer's multi-row inserts fire the rollup trigger inside a longer transaction,
+    /// so each keeps a statement journal; past SQLite's default 64 KiB that went to a temporary
+    /// file, a fifth of a large import's time (docs/store.md, "Statement journals"). The setting
+    /// that keeps it in memory applies only when it ran before the process's first open.
+    @Test("statement journals stay in memory up to 4 MiB: the setting took before SQLite initialized")
+    func statementJournalSpillIsSet() throws {
+        let s = try TempStore()
+        #expect(sqliteProcessConfiguration == SQLITE_OK, "SQLite refused the statement-journal setting (\(sqliteProcessConfiguration)): something opened a database before HealthStore did")
+        #expect(statementJournalSpillBytes == 4 << 20)
+        // Applying it again now is refused: SQLite is initialized, so the first call was the one that counted.
+        #expect(healthgate_sqlite3_config_statement_journal_spill(1 << 20) == SQLITE_MISUSE)
+        _ = try s.store.count(SampleQuery())
     }
 }

@@ -29,7 +29,7 @@ struct CheckCommandTests {
         // Scribble over the cells of the samples table's start-time index (its root page: a leaf
         // this small), keeping the page header: the file still opens, the index no longer matches.
         var db: OpaquePointer?
-        #expect(sqlite3_open_v2(cli.db, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK)
+        #expect(rawOpen(cli.db, &db, SQLITE_OPEN_READONLY) == SQLITE_OK)
         var st: OpaquePointer?
         sqlite3_prepare_v2(db, "SELECT rootpage FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'samples' AND sql LIKE '%start%' LIMIT 1", -1, &st, nil)
         #expect(sqlite3_step(st) == SQLITE_ROW)

@@ -204,7 +204,7 @@ COMMIT;
     /// the C API. For `EXPLAIN QUERY PLAN`, the plan's text is column 3.
     static func strings(_ path: String, _ sql: String, column: Int32 = 0) -> [String] {
         var db: OpaquePointer?
-        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return [] }
+        guard rawOpen(path, &db, SQLITE_OPEN_READONLY) == SQLITE_OK else { return [] }
         defer { sqlite3_close(db) }
         var st: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &st, nil) == SQLITE_OK else { return [] }

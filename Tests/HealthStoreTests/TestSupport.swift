@@ -38,10 +38,18 @@ func scalar(_ store: HealthStore, _ sql: String) throws -> Int {
     }
 }
 
+/// `sqlite3_open_v2` for the tests that reach a file through the C API, outside HealthStore.
+/// The store's process-wide SQLite settings are applied first: SQLite takes them only before
+/// the process's first open, and these tests run in the same process as the store's.
+func rawOpen(_ path: String, _ db: inout OpaquePointer?, _ flags: Int32) -> Int32 {
+    _ = sqliteProcessConfiguration
+    return sqlite3_open_v2(path, &db, flags, nil)
+}
+
 /// Runs SQL on a file through the C API, outside HealthStore (another application's writes).
 func sqliteExec(_ path: String, _ sql: String) throws {
     var db: OpaquePointer?
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
+    guard rawOpen(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) == SQLITE_OK else {
         throw StoreError.cannotOpen(path: path, reason: "test open", code: 1)
     }
     defer { sqlite3_close(db) }
@@ -56,7 +64,7 @@ func sqliteExec(_ path: String, _ sql: String) throws {
 /// One integer a query returns, read through the C API.
 func sqliteInt(_ path: String, _ sql: String) throws -> Int64 {
     var db: OpaquePointer?
-    guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return -1 }
+    guard rawOpen(path, &db, SQLITE_OPEN_READONLY) == SQLITE_OK else { return -1 }
     defer { sqlite3_close(db) }
     var st: OpaquePointer?
     guard sqlite3_prepare_v2(db, sql, -1, &st, nil) == SQLITE_OK else { return -1 }

@@ -10,6 +10,21 @@ let committedTransactions = Atomic<UInt64>(0)
 /// so the Swift buffers may go away after the bind call.
 let sqliteTransient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
+/// How large a statement journal may grow in memory before SQLite moves it to a temporary file
+/// (`SQLITE_CONFIG_STMTJRNL_SPILL`; SQLite's default is 64 KiB). A statement that writes several
+/// rows, or fires a trigger, inside a longer transaction keeps the original of every page it
+/// changes so that it alone can be undone: the bulk writer's 50-row inserts (which fire the
+/// rollup trigger) changed more than 64 KiB of pages each, so every one of them wrote its
+/// journal to a file in the temporary directory and read nothing back: 219,000 page writes
+/// (≈ 900 MB) for a 200 MB Apple Health import, a fifth of its time (docs/store.md, "Statement
+/// journals"). In memory the journal costs at most this much, only while such a statement runs.
+package let statementJournalSpillBytes: Int32 = 4 << 20
+
+/// Applies the process-wide SQLite settings once, before the first database opens (SQLite takes
+/// them only before it initializes). `SQLITE_OK`, or SQLite's code when something in this
+/// process had already opened a database (then SQLite's defaults stay: slower, never wrong).
+package let sqliteProcessConfiguration: Int32 = healthgate_sqlite3_config_statement_journal_spill(statementJournalSpillBytes)
+
 /// One open SQLite database handle (`sqlite3*`) with a cache of prepared statements.
 ///
 /// **Thread rules.** The handle is opened with `SQLITE_OPEN_NOMUTEX` (SQLite's "multi-thread"
@@ -53,6 +68,7 @@ package final class Connection: @unchecked Sendable {
     /// with a permission error naming the fix.
     /// - Throws: ``StoreError`` when the file cannot be created or opened.
     package init(path: String, busyTimeoutMilliseconds: Int32 = 5000, readOnly: Bool = false) throws {
+        _ = sqliteProcessConfiguration
         self.path = path
         isReadOnly = readOnly
         var immutable = false
