@@ -39,6 +39,8 @@ let package = Package(
         // System libraries: module maps over the C libraries HealthGate links.
         // libsqlite3's C API, for the store.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // zlib's inflate, for an Apple Health export.zip's entry (docs/apple-health.md, "Streaming design").
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // libbluetooth's HCI/L2CAP headers, for the Linux BLE transport.
         .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // libudev, for tty enumeration and hot-plug.
@@ -165,7 +167,7 @@ let package = Package(
 
         // Apple Health's export.zip / export.xml streamed into samples, workouts and a report (docs/apple-health.md):
         // a hand-written scanner of the export's flat XML, `unzip -p` for the zip, content-derived UUIDs.
-        .target(name: "AppleHealthExport", dependencies: ["HealthModel", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "AppleHealthExport", dependencies: ["HealthModel", "CZlib", .product(name: "Crypto", package: "swift-crypto")],
                 exclude: ["Bench"]),
         // Its measuring child: reads an export keeping nothing, prints speed and peak RSS (the memory test, docs/apple-health.md).
         .executableTarget(name: "apple-health-bench", dependencies: ["AppleHealthExport", "HealthModel"], path: "Sources/AppleHealthExport/Bench"),

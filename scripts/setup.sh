@@ -2,7 +2,7 @@
 # Installs what a fresh Debian machine lacks to build and test HealthGate. Idempotent.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-need=(pkg-config libsqlite3-dev libbluetooth-dev libudev-dev sqlite3 gcc gdb curl openssl unzip)  # unzip: import --apple-health export.zip
+need=(pkg-config libsqlite3-dev libbluetooth-dev libudev-dev sqlite3 gcc gdb curl openssl zlib1g-dev)  # zlib1g-dev: import --apple-health export.zip (inflate)
 missing=()
 for p in "${need[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

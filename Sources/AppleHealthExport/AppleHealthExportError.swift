@@ -12,10 +12,9 @@ public enum AppleHealthExportError: Error, Sendable, Equatable, CustomStringConv
     case noExportXML(path: String, entries: [String])
     /// The XML breaks the rules at `line` (a tag cut short, an end tag that closes another element).
     case malformedXML(path: String, line: Int, reason: String)
-    /// Reading a zip needs Info-ZIP's `unzip`, which is not on `PATH`.
-    case unzipMissing
-    /// `unzip -p` failed or was killed.
-    case unzipFailed(path: String, status: Int32, message: String)
+    /// The zip's export.xml cannot be decompressed: damaged or cut-short data, a CRC-32 that
+    /// does not match, encryption or a compression method other than deflate.
+    case zipUnreadable(path: String, reason: String)
     /// The store records a sample identity (``AppleHealthExportReader/SampleIdentity``) this
     /// version does not know: a newer version imported into it.
     case unknownSampleIdentity(recorded: String)
@@ -33,11 +32,8 @@ public enum AppleHealthExportError: Error, Sendable, Equatable, CustomStringConv
             return "\(path) holds no apple_health_export/export.xml (it has \(entries.isEmpty ? "no entries" : shown)): it is not the Health app's export, or only part of it; export again from the Health app."
         case .malformedXML(let path, let line, let reason):
             return "\(path): line \(line): the XML is malformed: \(reason); the export is damaged or cut short (a partial copy?): export again from the Health app. Records before this line were read."
-        case .unzipMissing:
-            return "reading an export.zip needs the unzip program (Info-ZIP), which is not installed: install it (apt-get install unzip), or unzip the archive yourself and give the path of apple_health_export/export.xml."
-        case .unzipFailed(let path, let status, let message):
-            let why = message.isEmpty ? "" : ": " + message
-            return "unzip could not decompress \(path) (exit status \(status))\(why); the archive is damaged or cut short: export again, or unzip it yourself and give the path of export.xml."
+        case .zipUnreadable(let path, let reason):
+            return "\(path) cannot be decompressed: \(reason); export again from the Health app, or unzip it with another tool and give the path of apple_health_export/export.xml."
         case .unknownSampleIdentity(let recorded):
             return "this store's Apple Health imports derive sample UUIDs by scheme \"\(recorded)\", which this version of healthgate does not know (a newer version imported into the store): import with that version, or a re-import would add every record again."
         }

@@ -10,7 +10,7 @@ import Glibc
 /// else (docs/apple-health.md).
 ///
 /// Memory stays bounded whatever the export's size: the XML is read in 1 MiB chunks (a zip
-/// through `unzip -p`), one record is assembled at a time, and at most one batch is held.
+/// by zlib on a thread of its own), one record is assembled at a time, and at most one batch is held.
 /// Every sample and workout gets a UUID derived from its content, so importing the same export
 /// twice, or a newer one, adds only what is new to a store that drops known UUIDs.
 ///
@@ -133,7 +133,8 @@ public struct AppleHealthExportReader: Sendable {
     /// Reads the export, handing `body` batches of samples and workouts, and fills in `report`
     /// as it goes (so it says how far the reading got when it stops early).
     /// - Throws: ``AppleHealthExportError`` when the XML is malformed (samples before the line
-    ///   named were delivered) or `unzip` fails; whatever `body` throws, which stops the reading.
+    ///   named were delivered) or the zip entry is damaged (also when its damage broke the XML
+    ///   first); whatever `body` throws, which stops the reading.
     public func read(into report: inout AppleHealthExportReport, _ body: (AppleHealthExportBatch) throws -> Void) throws {
         let stream = try XMLByteStream(path: path, input: input)
         defer { stream.close() }
@@ -141,7 +142,14 @@ public struct AppleHealthExportReader: Sendable {
         parser.report = report
         parser.report.totalBytes = totalBytes
         defer { report = parser.report }
-        try parser.run(body)
+        do {
+            try parser.run(body)
+        } catch AppleHealthExportError.malformedXML(let p, let line, let reason) where input != .xml {
+            // Damaged compressed data often decompresses to bytes that break the XML before the
+            // entry's end, where its CRC-32 would tell: the zip's damage is the cause to report.
+            try stream.finish()
+            throw AppleHealthExportError.malformedXML(path: p, line: line, reason: reason)
+        }
         try stream.finish()
         parser.report.complete = true
     }

@@ -21,8 +21,7 @@ extension AppleHealthExportError: SysexitConvertible {
         switch self {
         case .fileMissing: .noInput
         case .unreadable: .ioError
-        case .notAnExport, .noExportXML, .malformedXML, .unzipFailed, .unknownSampleIdentity: .dataError
-        case .unzipMissing: .unavailable
+        case .notAnExport, .noExportXML, .malformedXML, .zipUnreadable, .unknownSampleIdentity: .dataError
         }
     }
 }

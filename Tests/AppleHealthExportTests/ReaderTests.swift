@@ -112,14 +112,14 @@ struct ReaderTests {
         #expect(r.badRecords.first?.description.hasPrefix("export.xml:\(expected[0]["line"]!): skipped HKQuantityTypeIdentifierHeartRate: ") == true)
     }
 
-    /// The zip's byte stream reads `unzip`'s pipe through the descriptor its `FileHandle` owns.
-    /// Until 2026-11-29 `close()` also closed that number by hand, and the handle closed it again
-    /// when the stream was freed: if anything had been given the number in between — SQLite's
-    /// temporary file, on the import's saving thread — it was closed under it ("disk I/O error"
-    /// while inserting, seen under load in CI). A file opened right after `close()` takes the
-    /// lowest free number, the pipe's, and must still be open after the stream is gone.
-    @Test("closing a zip's stream closes unzip's pipe once: a descriptor opened after it survives the stream")
-    func zipStreamClosesItsPipeOnce() throws {
+    /// Until 2026-11-29 a zip was read from `unzip`'s pipe, and `close()` closed that number by
+    /// hand while the pipe's `FileHandle` closed it again when the stream was freed: if anything
+    /// had been given the number in between (SQLite's temporary file, on the import's saving
+    /// thread) it was closed under it. The inflating thread now owns its own descriptor and
+    /// `close()` waits for it: a file opened right after `close()` must still be open after the
+    /// stream is gone.
+    @Test("closing a zip's stream after its last byte closes its file once: a descriptor opened after it survives the stream")
+    func zipStreamClosesItsFileOnce() throws {
         let dir = try ExportFixture.directory()
         var stream: XMLByteStream? = try XMLByteStream(path: dir.appendingPathComponent("export.zip").path,
                                                         input: .zip(entry: "apple_health_export/export.xml"))
@@ -132,8 +132,6 @@ struct ReaderTests {
         try #require(mine >= 0)
         defer { close(mine) }
         stream = nil
-        // The process and its pipes are freed now (Foundation may do it a moment later).
-        for _ in 0..<20 where fcntl(mine, F_GETFD) >= 0 { usleep(10_000) }
         #expect(fcntl(mine, F_GETFD) >= 0, "descriptor \(mine), opened after the stream was closed, was closed by the stream")
     }
 

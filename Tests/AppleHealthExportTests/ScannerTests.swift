@@ -108,14 +108,14 @@ struct ScannerTests {
         #expect("\(e)".contains("holds no apple_health_export/export.xml (it has apple_health_export/export_cda.xml, notes/export.xml.bak)"))
     }
 
-    @Test("unzip: found on PATH, or a sentence saying to install it; entry names are literal patterns")
-    func unzip() {
-        #expect(XMLByteStream.unzipPath() != nil, "setup installs unzip (Debian's package)")
-        #expect("\(AppleHealthExportError.unzipMissing)".contains("apt-get install unzip"))
-        #expect(XMLByteStream.literalPattern("a[1]*?.xml") == "a[[]1][*][?].xml")
+    @Test("the export entry: apple_health_export/export.xml, else the shortest …/export.xml, never __MACOSX or export_cda.xml")
+    func exportEntry() {
         #expect(ZipDirectory.exportEntry([.init(name: "__MACOSX/apple_health_export/export.xml", uncompressedSize: 1),
                                           .init(name: "x/y/export.xml", uncompressedSize: 2),
                                           .init(name: "apple_health_export/export_cda.xml", uncompressedSize: 3)])?.name == "x/y/export.xml")
+        #expect(ZipDirectory.exportEntry([.init(name: "export.xml", uncompressedSize: 1),
+                                          .init(name: "apple_health_export/export.xml", uncompressedSize: 2)])?.name == "apple_health_export/export.xml")
+        #expect(ZipDirectory.exportEntry([.init(name: "apple_health_export/export_cda.xml", uncompressedSize: 1)]) == nil)
     }
 
     @Test("device texts: fields with commas and colons, missing fields, unknown keys, no address, nothing")
