@@ -83,26 +83,21 @@ final class Child: @unchecked Sendable {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        readers = [Thread { [self] in pump(out.fileHandleForReading, isOut: true) },
-                   Thread { [self] in pump(err.fileHandleForReading, isOut: false) }]
-        readers.forEach { $0.start() }
+        readers = [readToEndOnThread(out.fileHandleForReading) { [self] in received($0, isOut: true) },
+                   readToEndOnThread(err.fileHandleForReading) { [self] in received($0, isOut: false) }]
     }
 
-    private func pump(_ h: FileHandle, isOut: Bool) {
-        while true {
-            let d = h.availableData
-            if d.isEmpty { return }
-            lock.lock()
-            if isOut {
-                outBuffer.append(d)
-                while let nl = outBuffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lines.append(String(decoding: outBuffer[outBuffer.startIndex..<nl], as: UTF8.self))
-                    outBuffer.removeSubrange(outBuffer.startIndex...nl)
-                }
-            } else {
-                errBuffer.append(d)
+    private func received(_ d: Data, isOut: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        if isOut {
+            outBuffer.append(d)
+            while let nl = outBuffer.firstIndex(of: UInt8(ascii: "\n")) {
+                lines.append(String(decoding: outBuffer[outBuffer.startIndex..<nl], as: UTF8.self))
+                outBuffer.removeSubrange(outBuffer.startIndex...nl)
             }
-            lock.unlock()
+        } else {
+            errBuffer.append(d)
         }
     }
 

@@ -408,14 +408,7 @@ final class LiveClient: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let h = out.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            while true {
-                let d = h.availableData
-                if d.isEmpty { return }
-                received(String(decoding: d, as: UTF8.self))
-            }
-        }
+        readToEndOnThread(out.fileHandleForReading) { [self] d in received(String(decoding: d, as: UTF8.self)) }
     }
 
     deinit { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }

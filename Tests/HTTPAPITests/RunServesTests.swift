@@ -22,12 +22,8 @@ struct RunServesTests {
             process.standardInput = FileHandle.nullDevice
             try process.run()
             for h in [pipe.fileHandleForReading, out.fileHandleForReading] {
-                Thread.detachNewThread { [self] in
-                    while true {
-                        let d = h.availableData
-                        if d.isEmpty { return }
-                        lock.lock(); err += String(decoding: d, as: UTF8.self); lock.unlock()
-                    }
+                readToEndOnThread(h) { [self] d in
+                    lock.lock(); err += String(decoding: d, as: UTF8.self); lock.unlock()
                 }
             }
         }

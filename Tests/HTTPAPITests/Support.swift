@@ -84,15 +84,9 @@ final class ServeProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let h = err.fileHandleForReading
-        reader = Thread { [self] in
-            while true {
-                let d = h.availableData
-                if d.isEmpty { return }
-                lock.lock(); errText += String(decoding: d, as: UTF8.self); lock.unlock()
-            }
+        reader = readToEndOnThread(err.fileHandleForReading) { [self] d in
+            lock.lock(); errText += String(decoding: d, as: UTF8.self); lock.unlock()
         }
-        reader?.start()
     }
 
     var stderr: String { lock.lock(); defer { lock.unlock() }; return errText }

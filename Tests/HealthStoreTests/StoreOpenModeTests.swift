@@ -337,15 +337,7 @@ struct ReadAsAnotherUserTests {
         let deadline = ContinuousClock.now + .seconds(30)
         let reader = out.fileHandleForReading
         let collected = OutputBox()
-        // A blocking read on a thread of its own, not `readabilityHandler` (its teardown can
-        // crash libdispatch's event loop: swift-corelibs-libdispatch#949); it ends at end of file.
-        Thread {
-            while true {
-                let d = reader.availableData
-                if d.isEmpty { return }
-                collected.append(d)
-            }
-        }.start()
+        readToEndOnThread(reader) { collected.append($0) }
         while ContinuousClock.now < deadline, !seen {
             try await Task.sleep(for: .milliseconds(50))
             seen = collected.text.contains("\"value\":42")

@@ -34,19 +34,8 @@ final class Child: @unchecked Sendable {
         process.standardOutput = o
         process.standardError = e
         try process.run()
-        // Blocking reads on threads of their own, not `readabilityHandler`: tearing down that
-        // handler's dispatch read source races the descriptor's close and can crash libdispatch's
-        // event loop (`_dispatch_event_loop_drain`, SIGSEGV; swift-corelibs-libdispatch#949), which
-        // took a whole CI test pass down once. A thread ends at the pipe's end of file.
         for (pipe, buffer) in [(o, out), (e, err)] {
-            let h = pipe.fileHandleForReading
-            Thread {
-                while true {
-                    let d = h.availableData
-                    if d.isEmpty { return }
-                    buffer.append(d)
-                }
-            }.start()
+            readToEndOnThread(pipe.fileHandleForReading) { buffer.append($0) }
         }
     }
 
