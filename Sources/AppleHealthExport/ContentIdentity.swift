@@ -55,14 +55,17 @@ enum ContentIdentity {
 
         /// The version 8 UUID of these fields.
         var uuid: UUID {
-            let digest = SHA256.hash(data: bytes)
-            return digest.withUnsafeBytes { raw in
-                var b = Array(raw.prefix(16))
-                b[6] = (b[6] & 0x0F) | 0x80   // version 8
-                b[8] = (b[8] & 0x3F) | 0x80   // variant 10
-                return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
-                                   b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            // Hashed from the buffer and read from the digest in place: no array is made on the
+            // way (one sample each, on the reading thread).
+            var hasher = SHA256()
+            bytes.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+            var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            hasher.finalize().withUnsafeBytes { digest in
+                withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: digest.prefix(16))) }
             }
+            u.6 = (u.6 & 0x0F) | 0x80   // version 8
+            u.8 = (u.8 & 0x3F) | 0x80   // variant 10
+            return UUID(uuid: u)
         }
     }
 

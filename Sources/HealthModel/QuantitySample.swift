@@ -76,7 +76,9 @@ public struct QuantitySample: Sendable, Hashable {
     package init(uuid: UUID, type: QuantityType, quantity: Quantity, start: Date, end: Date, source: Source,
                  device: Device?, metadata: Metadata, rrIntervals: RRIntervals?, checkingPlausibility: Bool,
                  seriesIndex: Int? = nil) throws {
-        let canonicalUnit = type.canonicalUnit
+        // A quantity already in the canonical unit (nearly all: the store's, a strap's) needs no
+        // lookup of the type's parsed unit (a locked dictionary keyed by its string).
+        let canonicalUnit = quantity.unit.unitString == type.canonicalUnitString ? quantity.unit : type.canonicalUnit
         guard quantity.unit.isCompatible(with: canonicalUnit) else {
             throw HealthModelError.incompatibleUnits(quantity.unit, canonicalUnit)
         }

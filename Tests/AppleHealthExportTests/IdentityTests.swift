@@ -68,6 +68,21 @@ struct IdentityTests {
         #expect(bytes(far).prefix(6).allSatisfy { $0 == 0xFF })
     }
 
+    /// The UUIDs are a promise across versions: a re-import after an upgrade must give every
+    /// stored sample its old UUID. Pinned against an independent implementation of the layout
+    /// docs/apple-health.md gives (Python's hashlib over the length-prefixed fields, computed
+    /// once and written here), so a change to how the fields are hashed fails here.
+    @Test("sample and workout UUIDs equal an independent computation of the documented layout")
+    func pinnedUUIDs() {
+        let start = Date(timeIntervalSince1970: 1_672_900_281)
+        #expect(ContentIdentity.sample(type: "heartRate", source: "Anna’s Apple Watch", start: start, end: start, canonicalValue: 72,
+                                       scheme: .contentHash).uuidString.lowercased() == "1a05323a-a342-8efd-a87d-da0a5debdf0f")
+        #expect(ContentIdentity.sample(type: "heartRate", source: "Anna’s Apple Watch", start: start, end: start, canonicalValue: 72,
+                                       scheme: .timeOrdered).uuidString.lowercased() == "018580a0-82a8-8efd-a87d-da0a5debdf0f")
+        #expect(ContentIdentity.workout(activity: "HKWorkoutActivityTypeRunning", source: "Anna’s Apple Watch", start: start,
+                                        end: start.addingTimeInterval(1800)).uuidString.lowercased() == "7d273e5f-9194-8865-a976-897da76c3d7b")
+    }
+
     @Test("the same sample in kcal and in Cal, or another device text, is one UUID; another value or source is another")
     func identityFields() {
         let t = Date(timeIntervalSince1970: 1_700_000_000)
