@@ -96,4 +96,26 @@ struct SaveLoadTests {
         #expect(list.map(\.source) == [Source(name: "New", identifier: "com.x", version: "2")])
         #expect(list.first?.sampleCount == 2)
     }
+
+    /// What the Apple Health importer asks to tell a store it imported into before UUIDs became
+    /// time-ordered (docs/apple-health.md, "One scheme per store"): a prefix of the source's
+    /// identifier, compared as text (no LIKE wildcards), over individually stored samples.
+    @Test("hasSamples(fromSourcesPrefixed:): a literal prefix of the identifier, only while a sample of the source is stored")
+    func samplesFromSourcesPrefixed() throws {
+        let s = try TempStore()
+        #expect(try !s.store.hasSamples(fromSourcesPrefixed: "apple-health:"))
+        let phone = Source(name: "Anna's iPhone", identifier: "apple-health:Anna's iPhone")
+        let other = Source(name: "Other", identifier: "x-apple-health:Other")
+        let first = try sample(.stepCount, 10, from: 0, to: 60, source: phone)
+        try s.store.save([first, try sample(.stepCount, 5, from: 0, to: 60, source: other)])
+        #expect(try s.store.hasSamples(fromSourcesPrefixed: "apple-health:"))
+        #expect(try s.store.hasSamples(fromSourcesPrefixed: "apple-health:Anna's iPhone"))
+        #expect(try !s.store.hasSamples(fromSourcesPrefixed: "apple-health:Bob"))
+        #expect(try !s.store.hasSamples(fromSourcesPrefixed: "apple%"), "a LIKE wildcard is a character")
+        #expect(try !s.store.hasSamples(fromSourcesPrefixed: "health:"), "the prefix is at the start")
+        // The source row stays after its last sample goes; the answer follows the samples.
+        #expect(try s.store.delete(uuids: [first.uuid]) == 1)
+        #expect(try !s.store.hasSamples(fromSourcesPrefixed: "apple-health:"))
+        #expect(try s.store.hasSamples(fromSourcesPrefixed: "x-apple"))
+    }
 }
