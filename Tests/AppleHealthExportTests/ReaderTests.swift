@@ -112,29 +112,6 @@ struct ReaderTests {
         #expect(r.badRecords.first?.description.hasPrefix("export.xml:\(expected[0]["line"]!): skipped HKQuantityTypeIdentifierHeartRate: ") == true)
     }
 
-    /// Until 2026-11-29 a zip was read from `unzip`'s pipe, and `close()` closed that number by
-    /// hand while the pipe's `FileHandle` closed it again when the stream was freed: if anything
-    /// had been given the number in between (SQLite's temporary file, on the import's saving
-    /// thread) it was closed under it. The inflating thread now owns its own descriptor and
-    /// `close()` waits for it: a file opened right after `close()` must still be open after the
-    /// stream is gone.
-    @Test("closing a zip's stream after its last byte closes its file once: a descriptor opened after it survives the stream")
-    func zipStreamClosesItsFileOnce() throws {
-        let dir = try ExportFixture.directory()
-        var stream: XMLByteStream? = try XMLByteStream(path: dir.appendingPathComponent("export.zip").path,
-                                                        input: .zip(entry: "apple_health_export/export.xml"))
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 16, alignment: 8)
-        defer { buffer.deallocate() }
-        while try stream!.read(into: buffer, count: 1 << 16) > 0 {}
-        try stream!.finish()
-        stream!.close()
-        let mine = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        try #require(mine >= 0)
-        defer { close(mine) }
-        stream = nil
-        #expect(fcntl(mine, F_GETFD) >= 0, "descriptor \(mine), opened after the stream was closed, was closed by the stream")
-    }
-
     @Test("export.zip (its export.xml found beside export_cda.xml) gives the same samples and workouts as export.xml")
     func zipEqualsXML() throws {
         let dir = try ExportFixture.directory()
