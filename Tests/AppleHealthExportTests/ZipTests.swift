@@ -9,7 +9,8 @@ import Testing
 @Suite("Apple Health export.zip: inflated on its own thread, damage detected")
 struct ZipTests {
     /// A directory with `export.xml` (a few MB: more chunks than the inflater's queue holds) and
-    /// zips of it made by Python's zipfile: `deflated.zip`, `stored.zip`, `bzip2.zip`.
+    /// zips of it made by Python's zipfile (`deflated.zip`, `stored.zip`, `bzip2.zip`) and by
+    /// hand (`zip64.zip`).
     static let fixture = Result { () throws -> URL in
         let dir = try ExportFixture.generate(["--big", "6000000"])
         let script = """
@@ -18,6 +19,23 @@ struct ZipTests {
             for name, method in (("deflated", zipfile.ZIP_DEFLATED), ("stored", zipfile.ZIP_STORED), ("bzip2", zipfile.ZIP_BZIP2)):
                 with zipfile.ZipFile(f"{d}/{name}.zip", "w", compression=method) as z:
                     z.write(f"{d}/export.xml", "apple_health_export/export.xml")
+            # zip64.zip: what an export over 4 GiB has, written by hand for a small one: both
+            # sizes and the local header's offset as 0xFFFFFFFF with a Zip64 extra field, and the
+            # directory found through the Zip64 end record and its locator.
+            import struct, zlib
+            xml = open(f"{d}/export.xml", "rb").read()
+            c = zlib.compressobj(6, zlib.DEFLATED, -15)
+            data = c.compress(xml) + c.flush()
+            crc, name, big = zlib.crc32(xml), b"apple_health_export/export.xml", 0xFFFFFFFF
+            lextra = struct.pack("<HHQQ", 1, 16, len(xml), len(data))
+            local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 45, 0, 8, 0, 0, crc, big, big, len(name), len(lextra)) + name + lextra
+            cextra = struct.pack("<HHQQQ", 1, 24, len(xml), len(data), 0)
+            central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 45, 0, 8, 0, 0, crc, big, big, len(name), len(cextra), 0, 0, 0, 0, big) + name + cextra
+            at = len(local) + len(data)
+            end64 = struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, 1, 1, len(central), at)
+            locator = struct.pack("<IIQI", 0x07064B50, 0, at + len(central), 1)
+            end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF, big, big, 0)
+            open(f"{d}/zip64.zip", "wb").write(local + data + central + end64 + locator + end)
             """
         guard try runPython(["-c", script, dir.path]) == 0 else { throw CocoaError(.fileWriteUnknown) }
         return dir
@@ -45,12 +63,12 @@ struct ZipTests {
         do { _ = try AppleHealthExportReader(path: path).read { _ in }; return nil } catch { return error as? AppleHealthExportError }
     }
 
-    @Test("deflated and stored entries read as their XML does, over more chunks than the queue holds")
+    @Test("deflated, stored and Zip64 entries read as their XML does, over more chunks than the queue holds")
     func storedAndDeflated() throws {
         let dir = try Self.fixture.get()
         let xml = try ExportFixture.read(dir.appendingPathComponent("export.xml").path)
         #expect(xml.report.bytesRead > Int64(5 * ZipEntryInflater.chunkBytes) && xml.samples.count > 10_000)
-        for name in ["deflated", "stored"] {
+        for name in ["deflated", "stored", "zip64"] {
             let zip = try ExportFixture.read(dir.appendingPathComponent("\(name).zip").path)
             #expect(zip.samples == xml.samples && zip.workouts == xml.workouts, "\(name)")
             #expect(zip.report.bytesRead == xml.report.bytesRead && zip.report.complete, "\(name)")
