@@ -299,8 +299,7 @@ final class ZipEntryInflater: @unchecked Sendable {
                     }
                     stream.next_out = base + produced
                     stream.avail_out = uInt(out.count - produced)
-                    let before = stream.avail_out
-                    let hadInput = stream.avail_in > 0
+                    let before = stream.avail_out, inputBefore = stream.avail_in
                     let rc = inflate(&stream, Z_NO_FLUSH)
                     produced += Int(before - stream.avail_out)
                     switch rc {
@@ -308,8 +307,8 @@ final class ZipEntryInflater: @unchecked Sendable {
                         streamEnded = true
                     case Z_OK:
                         continue
-                    case Z_BUF_ERROR where hadInput:
-                        continue
+                    case Z_BUF_ERROR where stream.avail_in < inputBefore || stream.avail_out < before:
+                        continue   // progress was made; Z_BUF_ERROR without any is the end of the input
                     case Z_BUF_ERROR:
                         problem = .zipUnreadable(path: path, reason: "the compressed data of \(entry.name) ends before its last byte (the file is cut short)")
                         return
