@@ -31,7 +31,8 @@ run_pass() {  # run_pass SANITIZER SCRATCH FILTER [SKIP]
 }
 
 case $which in
-  thread|all) run_pass thread .build-tsan "^(IngestTests|GATTTests|PlatformTests)\." ;;&
+  # ZipTests: the Apple Health zip's inflating thread and its chunk queue.
+  thread|all) run_pass thread .build-tsan "^(IngestTests|GATTTests|PlatformTests)\.|ZipTests" ;;&
   # memoryStaysFlat measures import's resident memory, which ASan's shadow and quarantine inflate
   # (370 MB for the 50,000-sample file): a figure of the sanitizer, not of HealthGate.
   address|all) run_pass address .build-asan "^(HeartRateProfileTests|GATTTests|SerialPedometerTests|CaptureTests|HealthModelTests|ConfigurationTests|TOMLTests|FuzzTargetsTests)\.|FastSampleParser|Import" "memoryStaysFlat" ;;
