@@ -55,6 +55,51 @@ import Testing
         #expect(both.status == 64)
     }
 
+    /// Issue 15: "afterwards statistics merge iPhone, Watch and strap by source priority without
+    /// double counting". The phone and the watch both counted one walk; a strap (HealthGate's
+    /// BLE source) measured heart rate over a span that holds one of the watch's readings.
+    @Test("after an import, statistics merge iPhone, Watch and a strap by source priority: the overlap counted once, from the higher source")
+    func mergedWithAStrap() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("ah-merge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let db = work.appendingPathComponent("h.sqlite").path
+        func run(_ args: [String]) async throws -> HealthGateExecutable.Result {
+            try await offThread { try HealthGateExecutable.run(args + ["--db", db]) }
+        }
+        func record(_ type: String, _ source: String, _ unit: String, _ from: String, _ to: String, _ value: Int) -> String {
+            #" <Record type="HKQuantityTypeIdentifier\#(type)" sourceName="Anna’s \#(source)" unit="\#(unit)" startDate="2026-11-02 \#(from):00 +0000" endDate="2026-11-02 \#(to):00 +0000" value="\#(value)"/>"#
+        }
+        let xml = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>", "<HealthData locale=\"en_US\">",
+                   record("StepCount", "iPhone", "count", "10:00", "10:10", 1000),
+                   record("StepCount", "Apple Watch", "count", "10:00", "10:10", 800),
+                   record("StepCount", "iPhone", "count", "11:00", "11:10", 300),   // the watch was off: counts
+                   record("HeartRate", "Apple Watch", "count/min", "10:05", "10:05", 150),   // inside the strap's span
+                   record("HeartRate", "Apple Watch", "count/min", "12:00", "12:00", 70),
+                   "</HealthData>", ""].joined(separator: "\n")
+        try Data(xml.utf8).write(to: work.appendingPathComponent("export.xml"))
+        let strap = #"{"end":"2026-11-02T10:10:00Z","source":"HealthGate BLE","sourceIdentifier":"org.healthgate.ble","start":"2026-11-02T10:00:00Z","type":"heartRate","unit":"count/min","uuid":"01a20b71-4e41-70f2-a4b5-972ae7629206","value":130}"#
+        try Data((strap + "\n").utf8).write(to: work.appendingPathComponent("strap.jsonl"))
+        #expect(try await run(["import", "--apple-health", work.appendingPathComponent("export.xml").path]).status == 0)
+        #expect(try await run(["import", "--jsonl", work.appendingPathComponent("strap.jsonl").path]).status == 0)
+        func stats(_ args: [String]) async throws -> [String: Any] {
+            let r = try await run(["stats", "--json"] + args)
+            return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stderr)")
+        }
+        // The strap (HealthGate's own, tier 2) ranks above imported sources; the watch, seen after
+        // the phone, above the phone (docs/queries.md, "Default priority").
+        let sources = try await run(["sources", "--json"])
+        #expect(sources.stdout.range(of: "HealthGate BLE")!.lowerBound < sources.stdout.range(of: "Apple Watch")!.lowerBound)
+        #expect(sources.stdout.range(of: "Apple Watch")!.lowerBound < sources.stdout.range(of: "iPhone")!.lowerBound)
+        #expect(try await stats(["--type", "stepCount"])["sum"] as? Double == 800 + 300, "the walk once, from the watch; never 2100")
+        let hr = try await stats(["--type", "heartRate", "--option", "discreteMin,discreteMax"])
+        #expect(hr["max"] as? Double == 130, "the watch's 150 inside the strap's span is the strap's: \(hr)")
+        #expect(hr["min"] as? Double == 70, "the watch's reading outside it counts: \(hr)")
+        // The owner prefers the phone: the same walk is now the phone's 1000.
+        #expect(try await run(["sources", "priority", "Anna’s iPhone", "1"]).status == 0)
+        #expect(try await stats(["--type", "stepCount"])["sum"] as? Double == 1000 + 300)
+    }
+
     /// docs/apple-health.md, "Identity": a store keeps one way of deriving sample UUIDs.
     @Test("sample identity: a new store records time-ordered UUIDs; a store with an earlier import keeps content hashes, so a re-import adds nothing; an unknown scheme is 65")
     func sampleIdentityPerStore() async throws {
