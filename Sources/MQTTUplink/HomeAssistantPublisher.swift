@@ -225,6 +225,24 @@ package final class HomeAssistantPublisher: Sendable {
         devices.withLock { $0[r.local] = d }
     }
 
+    /// At local midnight every pedometer's count starts again from zero (queue only; called by
+    /// the once-a-second workout poll and before a republish). Returns the counts that rolled
+    /// over, for the caller to publish. Until 2026-11-29 nothing did: `steps_today` kept the
+    /// day before's total until the pedometer's next step, and a reconnection sent it again.
+    private func rollOverSteps(now: Date = Date()) -> [(local: String, today: StepsToday)] {
+        let day = Self.localDay(now.timeIntervalSince1970)
+        let midnight = Self.midnight(ofLocalDay: day).timeIntervalSince1970
+        return devices.withLock { all in
+            var rolled: [(local: String, today: StepsToday)] = []
+            for (local, d) in all {
+                guard let today = d.steps?.rolledOver(to: day, midnight: midnight) else { continue }
+                all[local]?.steps = today
+                rolled.append((local, today))
+            }
+            return rolled
+        }
+    }
+
     /// Steps stored for `device` from the local midnight of `day` in samples ending before
     /// `before`; nil when the store could not be read (said at warning once while it lasts, its
     /// recovery at notice).
@@ -268,6 +286,7 @@ package final class HomeAssistantPublisher: Sendable {
     private func pollWorkouts() {
         guard !stopped.load(ordering: .relaxed) else { return }
         defer { queue.asyncAfter(deadline: .now() + Self.workoutPollInterval) { [weak self] in self?.pollWorkouts() } }
+        for (local, today) in rollOverSteps() { send(topic(local, "steps_today"), Self.number(today.total), retain: true) }
         do {
             guard FileManager.default.fileExists(atPath: storePath) else { return }
             let store = try reader.withLock { r in
@@ -320,6 +339,7 @@ package final class HomeAssistantPublisher: Sendable {
     /// After every (re)connection: the gateway online, every device's discovery and latest state.
     private func republish() {
         send(statusTopic, "online", retain: true)
+        _ = rollOverSteps()   // published below with the rest
         if let payload = workoutSeen.withLock({ $0.payload }) {
             announceWorkout()
             send(workoutTopic, payload, retain: true)

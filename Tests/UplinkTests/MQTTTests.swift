@@ -14,8 +14,10 @@ import Testing
     typealias Message = (topic: String, payload: String)
 
     /// `healthgate simulate` (two straps, one pedometer) and `healthgate run` on its
-    /// configuration plus `[uplink.mqtt]` for `broker`, as gateway `pi1`.
-    static func simulateAndRun(_ broker: ScratchMosquitto, dir: String, db: String, straps: Int = 2) throws -> (sim: WatchedChild, run: WatchedChild) {
+    /// configuration plus `[uplink.mqtt]` for `broker`, as gateway `pi1`; `runEnvironment` is
+    /// merged into `run`'s environment (a test's time zone).
+    static func simulateAndRun(_ broker: ScratchMosquitto, dir: String, db: String, straps: Int = 2,
+                               runEnvironment: [String: String] = [:]) throws -> (sim: WatchedChild, run: WatchedChild) {
         let exe = try #require(HealthGateExecutable.url).path
         let sim = try WatchedChild([exe, "simulate", "--straps", String(straps), "--pedometers", "1", "--rate", "4", "--dir", dir + "/s",
                                     "--config-out", dir + "/sim.toml"], stderr: .file(dir + "/sim.log"))
@@ -26,7 +28,8 @@ import Testing
             + "\n[uplink.mqtt]\nurl = \"\(broker.certificate == nil ? "mqtt" : "mqtts")://127.0.0.1:\(broker.port)\"\ngateway = \"pi1\"\n"
             + (broker.certificate.map { "ca_file = \"\($0)\"\n" } ?? "")
         try config.write(toFile: dir + "/run.toml", atomically: true, encoding: .utf8)
-        let run = try WatchedChild([exe, "run", "--config", dir + "/run.toml", "--db", db], stderr: .file(dir + "/run.log"))
+        let run = try WatchedChild([exe, "run", "--config", dir + "/run.toml", "--db", db], environment: runEnvironment,
+                                   stderr: .file(dir + "/run.log"))
         return (sim, run)
     }
 
