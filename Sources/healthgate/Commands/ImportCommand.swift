@@ -29,7 +29,9 @@ struct ImportCommand: ParsableCommand {
 
             --apple-health reads the Health app's export (Profile → Export All Health Data) as a stream, zip or \
             xml, with a progress line; samples and workouts get UUIDs from their content, so importing the same or \
-            a newer export again adds only what is new (docs/apple-health.md).
+            a newer export again adds only what is new (docs/apple-health.md). Bad records are reported and \
+            skipped (exit 65, as bad lines are); a file that is not an export, malformed XML or a damaged zip \
+            entry also exits 65, with what was read before the damage saved.
 
             Examples:
               healthgate import --jsonl steps.jsonl
