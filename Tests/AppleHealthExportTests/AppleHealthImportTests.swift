@@ -9,18 +9,33 @@ import Testing
 /// birth in the profile, bad records listed with their lines (exit 65), and a second import of
 /// the same export (zip, then xml) adding nothing.
 @Suite struct AppleHealthImportTests {
+    /// A temporary directory for one test, its store `h.sqlite`, and the binary run on that store.
+    struct Scratch {
+        let url: URL
+        var db: String { url.appendingPathComponent("h.sqlite").path }
+
+        init(_ prefix: String) throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+
+        /// `healthgate args --db db`, off the cooperative pool.
+        func run(_ args: [String]) async throws -> HealthGateExecutable.Result {
+            let db = db
+            return try await offThread { try HealthGateExecutable.run(args + ["--db", db]) }
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: url) }
+    }
+
     @Test("zip then xml: the oracle's records per type, workouts, date of birth; the second import adds nothing")
     func importTwice() async throws {
         let dir = try ExportFixture.directory()
         let summary = try ExportFixture.summary(dir)
         let records = try #require(summary["records"] as? [[String: Any]])
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("ah-import-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: work) }
-        let db = work.appendingPathComponent("h.sqlite").path
-        func run(_ args: [String]) async throws -> HealthGateExecutable.Result {
-            try await offThread { try HealthGateExecutable.run(args + ["--db", db]) }
-        }
+        let scratch = try Scratch("ah-import")
+        defer { scratch.remove() }
+        let (db, run) = (scratch.db, scratch.run)
 
         let first = try await run(["import", "--apple-health", dir.appendingPathComponent("export.zip").path, "--json"])
         #expect(first.status == 65, "bad records make it exit 65 after importing the rest: \(first.stderr)")
@@ -49,7 +64,7 @@ import Testing
         #expect((second["workouts"] as? [String: Int])?["inserted"] == 0)
         #expect(second["dateOfBirthSet"] is NSNull, "the profile has one already")
 
-        let missing = try await run(["import", "--apple-health", work.appendingPathComponent("nope.zip").path])
+        let missing = try await run(["import", "--apple-health", scratch.url.appendingPathComponent("nope.zip").path])
         #expect(missing.status == 66, "\(missing.stderr)")
         let both = try await run(["import", "--apple-health", "a.zip", "--jsonl", "b.jsonl"])
         #expect(both.status == 64)
@@ -60,13 +75,9 @@ import Testing
     /// BLE source) measured heart rate over a span that holds one of the watch's readings.
     @Test("after an import, statistics merge iPhone, Watch and a strap by source priority: the overlap counted once, from the higher source")
     func mergedWithAStrap() async throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("ah-merge-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: work) }
-        let db = work.appendingPathComponent("h.sqlite").path
-        func run(_ args: [String]) async throws -> HealthGateExecutable.Result {
-            try await offThread { try HealthGateExecutable.run(args + ["--db", db]) }
-        }
+        let scratch = try Scratch("ah-merge")
+        defer { scratch.remove() }
+        let (work, run) = (scratch.url, scratch.run)
         func record(_ type: String, _ source: String, _ unit: String, _ from: String, _ to: String, _ value: Int) -> String {
             #" <Record type="HKQuantityTypeIdentifier\#(type)" sourceName="Anna’s \#(source)" unit="\#(unit)" startDate="2026-11-02 \#(from):00 +0000" endDate="2026-11-02 \#(to):00 +0000" value="\#(value)"/>"#
         }
@@ -105,9 +116,9 @@ import Testing
     func sampleIdentityPerStore() async throws {
         let dir = try ExportFixture.directory()
         let xml = dir.appendingPathComponent("export.xml").path
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("ah-identity-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: work) }
+        let scratch = try Scratch("ah-identity")
+        defer { scratch.remove() }
+        let work = scratch.url
         let key = "apple-health.sample-identity"
         func importInto(_ db: String) async throws -> (status: Int32, stderr: String, report: [String: Any]?) {
             let r = try await offThread { try HealthGateExecutable.run(["import", "--apple-health", xml, "--db", db, "--json"]) }
