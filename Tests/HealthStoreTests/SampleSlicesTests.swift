@@ -58,4 +58,24 @@ import Testing
         try tmp.store.forEachSlice(of: SampleQuery(), seconds: 60) { got.append($0.map(\.quantity.value)) }
         #expect(got == [[60], [61]], "empty slices between are not handed out")
     }
+
+    @Test("a stray sample centuries before the rest costs a query, not one per empty slice; a start too large for a slice to move ends the walk")
+    func emptySpansAreSkipped() throws {
+        let tmp = try TempStore()
+        let stray = -62_135_596_800 - t(0).timeIntervalSince1970   // 0001-01-01T00:00:00Z
+        let now = t(0)
+        try tmp.store.save([try sample(.bodyMass, 70, from: stray), try sample(.bodyMass, 71, from: 0), try sample(.bodyMass, 72, from: 7_200)])
+        var got: [[Double]] = []
+        let queries = try tmp.store.slices(of: SampleQuery(), seconds: 3600) { got.append($0.map(\.quantity.value)) }
+        #expect(got == [[70], [71], [72]])
+        #expect(queries <= 12, "\(queries) queries for three samples (one an hour: 17.6 million)")
+        // The same with a range that starts in the empty span, and with a type filter.
+        got = []
+        _ = try tmp.store.slices(of: SampleQuery(type: .bodyMass, start: Date(timeIntervalSince1970: 0)), seconds: 3600) { got.append($0.map(\.quantity.value)) }
+        #expect(got == [[71], [72]])
+        // Seconds below the resolution of the dates: one slice for the rest, no endless walk.
+        got = []
+        _ = try tmp.store.slices(of: SampleQuery(start: now), seconds: 1e-9) { got.append($0.map(\.quantity.value)) }
+        #expect(got.flatMap { $0 } == [71, 72])
+    }
 }
