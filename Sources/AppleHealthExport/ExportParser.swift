@@ -274,7 +274,7 @@ final class ExportParser {
         if let endDate, let i = ExportValues.instant(s.rawValue(endDate)) { r.end = i } else {
             problem("its endDate '\(endDate.map(s.string) ?? "")' is not a date such as 2023-01-05 07:31:21 +0100 (or the day does not exist)")
         }
-        if let value, let v = value.needsDecoding ? Double(s.string(value).trimmingCharacters(in: .whitespaces)) : ExportValues.number(s.rawValue(value)) {
+        if let value, let v = value.needsDecoding ? ExportValues.decimal(s.string(value).trimmingCharacters(in: .whitespaces)) : ExportValues.number(s.rawValue(value)) {
             r.value = v
         } else {
             problem("its value '\(value.map(s.string) ?? "")' is not a number")

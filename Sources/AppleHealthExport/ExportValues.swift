@@ -32,6 +32,8 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
 enum ExportValues {
     /// An instant of the export's date format, `2023-01-05 07:31:21 +0100`: local wall-clock time
     /// and its UTC offset. Also `T` for the space, `Z`, `+01:00`, and no space before the offset.
+    /// The offset is required (a wall-clock time alone names no instant: files must say their
+    /// zone, docs/input-rules.md), and the instant must lie in ``ISO8601``'s range.
     struct Instant: Equatable {
         /// Unix seconds (the offset applied).
         var seconds: Int64
@@ -61,24 +63,24 @@ enum ExportValues {
         var i = 19
         if i < n, b[i] == 0x20 { i += 1 }
         var offset: Int64 = 0
-        if i < n {
-            if b[i] == 0x5A, i + 1 == n {
-                offset = 0
-            } else {
-                guard b[i] == 0x2B || b[i] == 0x2D else { return nil }
-                let sign: Int64 = b[i] == 0x2D ? -1 : 1
-                i += 1
-                guard i + 4 <= n else { return nil }
-                let oh = num(i, 2)
-                i += 2
-                if b[i] == 0x3A { i += 1 }
-                guard i + 2 == n else { return nil }
-                let om = num(i, 2)
-                guard ok, oh <= 23, om <= 59 else { return nil }
-                offset = sign * (oh * 3600 + om * 60)
-            }
+        guard i < n else { return nil }   // no offset
+        if b[i] == 0x5A, i + 1 == n {
+            offset = 0
+        } else {
+            guard b[i] == 0x2B || b[i] == 0x2D else { return nil }
+            let sign: Int64 = b[i] == 0x2D ? -1 : 1
+            i += 1
+            guard i + 4 <= n else { return nil }
+            let oh = num(i, 2)
+            i += 2
+            if b[i] == 0x3A { i += 1 }
+            guard i + 2 == n else { return nil }
+            let om = num(i, 2)
+            guard ok, oh <= 23, om <= 59 else { return nil }
+            offset = sign * (oh * 3600 + om * 60)
         }
         let local = ISO8601.daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+        guard ISO8601.isInRange(Double(local - offset)) else { return nil }
         return Instant(seconds: local - offset, offset: Int32(offset))
     }
 
@@ -110,12 +112,14 @@ enum ExportValues {
             guard anyDigit else { return nil }
             if mantissa < (1 << 53), decimals <= 22 {
                 let v = Double(mantissa) / powersOfTen[decimals]
-                return negative ? -v : v
+                return negative && v != 0 ? -v : v
             }
         }
-        guard let v = Double(String(decoding: b, as: UTF8.self)), v.isFinite else { return nil }
-        return v
+        return decimal(String(decoding: b, as: UTF8.self))
     }
+
+    /// A decimal number's text, strictly (``InputValues/decimal(_:)``).
+    static func decimal(_ text: String) -> Double? { InputValues.decimal(text) }
 
     /// A beat's clock time in a heartbeat list (`7:31:21.40 PM`, `19:31:21.40`, `7:31:21,4 pm`) as
     /// milliseconds since local midnight; nil when it is not one.

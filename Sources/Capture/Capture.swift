@@ -51,10 +51,14 @@ public struct CaptureRecord: Sendable, Hashable, Codable {
     /// Checks the fields the kind requires.
     /// - Throws: ``CaptureError/invalidRecord(line:reason:)`` (line 0: not from a file).
     public func validate(line number: Int = 0) throws(CaptureError) {
-        guard t.isFinite, t >= 0 else { throw .invalidRecord(line: number, reason: "\"t\" must be a non-negative number of Unix seconds") }
+        guard t.isFinite, t >= 0, ISO8601.isInRange(t) else {
+            throw .invalidRecord(line: number, reason: "\"t\" must be Unix seconds from 0 to before 10000-01-01 (253402300800)")
+        }
         switch kind {
         case .ble:
-            guard let a = address, !a.isEmpty else { throw .invalidRecord(line: number, reason: "a ble record needs \"address\"") }
+            guard let a = address, Self.isBluetoothAddress(a) else {
+                throw .invalidRecord(line: number, reason: "a ble record needs \"address\" as six hex pairs such as AA:BB:CC:DD:EE:FF")
+            }
             guard let c = characteristic, c.count == 4, UInt16(c, radix: 16) != nil else {
                 throw .invalidRecord(line: number, reason: "a ble record needs \"characteristic\" as 4 hex digits (e.g. \"2A37\")")
             }
@@ -64,6 +68,14 @@ public struct CaptureRecord: Sendable, Hashable, Codable {
         case .serial:
             guard line != nil else { throw .invalidRecord(line: number, reason: "a serial record needs \"line\"") }
         }
+    }
+}
+
+extension CaptureRecord {
+    /// `AA:BB:CC:DD:EE:FF`: six pairs of hex digits (either case) separated by colons.
+    static func isBluetoothAddress(_ a: String) -> Bool {
+        let parts = a.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.utf8.count == 2 && UInt8($0, radix: 16) != nil }
     }
 }
 

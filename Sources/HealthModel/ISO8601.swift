@@ -23,6 +23,23 @@ public struct DateParseError: Error, Sendable, Equatable, CustomStringConvertibl
 /// parsing the text gives back the same stored value, so export → import → export is
 /// byte-identical.
 public enum ISO8601 {
+    /// The earliest instant accepted: 0001-01-01T00:00:00Z, in seconds since 1970.
+    public static let earliestSeconds: Double = -62_135_596_800
+    /// The first instant past the accepted range: 10000-01-01T00:00:00Z, in seconds since 1970.
+    /// An instant must lie in [``earliestSeconds``, this): a year that takes five digits could not
+    /// be written back as this grammar reads it, so export → import would break.
+    public static let endSeconds: Double = 253_402_300_800
+
+    /// Whether `seconds` since 1970 is an instant HealthGate accepts (see ``endSeconds``).
+    public static func isInRange(_ seconds: Double) -> Bool {
+        seconds >= earliestSeconds && seconds < endSeconds
+    }
+
+    /// The phrase for an instant outside the range, e.g. a date whose offset moves it past
+    /// 9999-12-31 in UTC.
+    static func outOfRange(_ text: String) -> DateParseError {
+        DateParseError("'\(text)' is outside 0001-01-01T00:00:00Z – 9999-12-31T23:59:59Z in UTC (its offset applied): give a date in that range")
+    }
     /// Formats `date` as `2026-11-02T08:00:00Z`, with `.250` (or 6 or 9 digits) when it has a
     /// fraction of a second: the shortest of those that parses back to exactly `date`.
     public static func string(_ date: Date) -> String {
@@ -82,7 +99,10 @@ public enum ISO8601 {
             }
             whole = try resolve(localWhole, in: zone, fields: f, text: text)
         }
-        return Date(timeIntervalSince1970: seconds(whole: whole, fraction: f.fraction))
+        // Checked after the fraction: 9999-12-31T23:59:59.999999999Z rounds to 10000-01-01.
+        let t = seconds(whole: whole, fraction: f.fraction)
+        guard isInRange(t) else { throw outOfRange(text) }
+        return Date(timeIntervalSince1970: t)
     }
 
     // MARK: Parsing

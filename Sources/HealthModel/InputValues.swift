@@ -97,6 +97,32 @@ package enum InputValues {
         }
     }
 
+    /// A decimal number's text (`-5`, `0.0123`, `1e3`) as the nearest double; nil for anything
+    /// else — hexadecimal (`0x10`), `nan`, `inf` and spellings the standard library takes but a
+    /// decimal number is not — and for a value too large or too small to keep (`1e400`, or
+    /// `1e-400`, which would become 0: a refused value never becomes a silently different one).
+    /// Minus zero is zero.
+    package static func decimal(_ text: String) -> Double? {
+        var sawDigit = false, nonzero = false, exponent = false
+        var previous: UInt8 = 0
+        for c in text.utf8 {
+            let isExponent = c == 0x65 || c == 0x45, isSign = c == 0x2B || c == 0x2D
+            if (0x30...0x39).contains(c) {
+                sawDigit = true
+                if c != 0x30, !exponent { nonzero = true }
+            } else if c == 0x2E, !exponent {
+            } else if isExponent, sawDigit, !exponent {
+                exponent = true
+            } else if isSign, previous == 0 || previous == 0x65 || previous == 0x45 {
+            } else {
+                return nil
+            }
+            previous = c
+        }
+        guard sawDigit, let v = Double(text), v.isFinite, !(v == 0 && nonzero) else { return nil }
+        return v == 0 ? 0 : v
+    }
+
     /// A heart-rate sensor location by name (`chest`); nil stays nil.
     package static func sensorLocation(_ text: String?, option: String = "--sensor-location") throws(InputValueError) -> HeartRateSensorLocation? {
         guard let text else { return nil }

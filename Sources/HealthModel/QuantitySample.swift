@@ -5,8 +5,10 @@ public struct Quantity: Sendable, Hashable, CustomStringConvertible {
     public let value: Double
     public let unit: HealthUnit
 
+    /// A value of minus zero is stored as zero: the two are the same quantity, and a sample
+    /// whose file says `-0` is the same sample as one that says `0` (its content UUID too).
     public init(_ value: Double, _ unit: HealthUnit) {
-        self.value = value
+        self.value = value == 0 ? 0 : value
         self.unit = unit
     }
 

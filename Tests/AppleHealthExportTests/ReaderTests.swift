@@ -69,7 +69,10 @@ struct ReaderTests {
             let i = try #require(ExportValues.instant(Self.bytes(text)), "\(text)")
             #expect(i.seconds == seconds && i.offset == offset, "\(text)")
         }
-        for bad in ["2023-02-29 07:31:21 +0100", "2023-01-05 24:00:00 +0100", "2023-01-05 07:31:21 +01", "2023-01-05", "2023-1-05 07:31:21 +0100"] {
+        // Without an offset a wall-clock time names no instant (it was taken as UTC until
+        // 2026-11-29); an offset that moves it out of 0001–9999 in UTC is refused too.
+        for bad in ["2023-02-29 07:31:21 +0100", "2023-01-05 24:00:00 +0100", "2023-01-05 07:31:21 +01", "2023-01-05", "2023-1-05 07:31:21 +0100",
+                    "2023-01-05 07:31:21", "2023-01-05T07:31:21", "2023-01-05 07:31:21 ", "9999-12-31 23:59:59 -2359", "0001-01-01 00:00:00 +0100"] {
             #expect(ExportValues.instant(Self.bytes(bad)) == nil, "\(bad)")
         }
     }

@@ -134,9 +134,11 @@ struct ScannerTests {
         for text in ["72", "0.0123", "-5", "+3.5", "1e3", "123456789.123456789", "0.1", "98.60000000000001", "5."] {
             #expect(ExportValues.number(ReaderTests.bytes(text)) == Double(text), "\(text)")
         }
-        for text in ["", "-", ".", "seventy", "1.2.3", "nan", "inf", "1,5"] {
+        for text in ["", "-", ".", "seventy", "1.2.3", "nan", "inf", "1,5", "0x10", "1e-400", "1e400", "infinity"] {
             #expect(ExportValues.number(ReaderTests.bytes(text)) == nil, "\(text)")
+            #expect(ExportValues.decimal(text) == nil, "\(text) (an attribute with an entity)")
         }
+        #expect(ExportValues.number(ReaderTests.bytes("-0"))?.sign == .plus && ExportValues.number(ReaderTests.bytes("-0.0e1"))?.sign == .plus)
     }
 }
 

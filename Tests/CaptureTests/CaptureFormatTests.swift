@@ -53,8 +53,14 @@ import Testing
 
     @Test(arguments: [
         ("{\"t\":1,\"kind\":\"ble\",\"device\":{},\"characteristic\":\"2A37\",\"hex\":\"00\"}\n", "needs \"address\""),
-        ("{\"t\":1,\"kind\":\"ble\",\"device\":{},\"address\":\"A\",\"characteristic\":\"2A37\",\"hex\":\"0\"}\n", "even number"),
-        ("{\"t\":1,\"kind\":\"ble\",\"device\":{},\"address\":\"A\",\"characteristic\":\"nope\",\"hex\":\"00\"}\n", "4 hex digits"),
+        ("{\"t\":1,\"kind\":\"ble\",\"device\":{},\"address\":\"A\",\"characteristic\":\"2A37\",\"hex\":\"00\"}\n", "six hex pairs"),
+        ("{\"t\":1,\"kind\":\"ble\",\"device\":{},\"address\":\"AA:BB:CC:DD:EE:0G\",\"characteristic\":\"2A37\",\"hex\":\"00\"}\n", "six hex pairs"),
+        ("{\"t\":1,\"kind\":\"ble\",\"device\":{},\"address\":\"AA:BB:CC:DD:EE:01\",\"characteristic\":\"2A37\",\"hex\":\"0\"}\n", "even number"),
+        ("{\"t\":1,\"kind\":\"ble\",\"device\":{},\"address\":\"aa:bb:cc:dd:ee:01\",\"characteristic\":\"nope\",\"hex\":\"00\"}\n", "4 hex digits"),
+        // A receipt time past 9999-12-31 (a probe stored year 506713 through replay) or not a number of seconds.
+        ("{\"t\":1e20,\"kind\":\"serial\",\"device\":{},\"line\":\"x\"}\n", "before 10000-01-01"),
+        ("{\"t\":253402300800,\"kind\":\"serial\",\"device\":{},\"line\":\"x\"}\n", "before 10000-01-01"),
+        ("{\"t\":-1,\"kind\":\"serial\",\"device\":{},\"line\":\"x\"}\n", "Unix seconds from 0"),
         ("{\"t\":1,\"kind\":\"usb\",\"device\":{}}\n", "line 2 is invalid"),
         ("{\"kind\":\"serial\",\"device\":{},\"line\":\"x\"}\n", "missing \"t\""),
         ("not json\n", "not valid JSON"),

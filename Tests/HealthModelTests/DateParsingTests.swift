@@ -42,7 +42,10 @@ struct DateParsingTests {
                       ("2026-11-02T08:60:00Z", "minute 60"), ("2026-11-02T08:00:60Z", "second 60"),
                       ("2026-13-02T08:00:00Z", "month 13"), ("2026-00-02T08:00:00Z", "month 0"),
                       ("2026-11-00T08:00:00Z", "day 0"), ("2026-11-02T08:00:00+24:00", "offset"),
-                      ("0000-01-01T00:00:00Z", "year 0")])
+                      ("0000-01-01T00:00:00Z", "year 0"),
+                      // The offset takes them out of 0001–9999 in UTC: export would write year 10000 or 0000.
+                      ("9999-12-31T23:59:59-23:59", "outside 0001-01-01T00:00:00Z"), ("9999-12-31T23:00:00-01:00", "outside"),
+                      ("0001-01-01T00:00:00+00:01", "outside"), ("9999-12-31T23:59:59.999999999Z", "outside")])
     func impossible(text: String, expected: String) {
         let r = reason(text)
         #expect(r?.contains(expected) == true, "\(text): \(r ?? "accepted")")
@@ -125,5 +128,16 @@ struct DateParsingTests {
             }
             #expect(ISO8601.string(back) == text)
         }
+    }
+
+    @Test("the range's edges are accepted and format back to the same text")
+    func rangeEdges() throws {
+        for text in ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999Z", "9999-12-31T22:59:59-01:00", "0001-01-01T01:00:00+01:00"] {
+            let d = try ISO8601.parse(text, localTimeZone: nil)
+            #expect(ISO8601.isInRange(d.timeIntervalSince1970), "\(text)")
+            #expect(try ISO8601.parse(ISO8601.string(d), localTimeZone: nil) == d, "\(text)")
+        }
+        #expect(!ISO8601.isInRange(ISO8601.endSeconds) && ISO8601.isInRange(ISO8601.endSeconds - 1))
+        #expect(!ISO8601.isInRange(ISO8601.earliestSeconds - 1) && ISO8601.isInRange(ISO8601.earliestSeconds))
     }
 }

@@ -45,4 +45,16 @@ import Testing
         #expect(throws: InputValueError.self) { try InputValues.sensorLocation("elbow") }
         #expect(throws: InputValueError.self) { try InputValues.date("2026-13-01", option: "--from") }
     }
+
+    @Test("decimal numbers only: no hexadecimal, nan or inf, no overflow or underflow to a different value; minus zero is zero")
+    func decimalsAreStrict() {
+        let good: [(String, Double)] = [("72", 72), ("0.5", 0.5), ("-5", -5), ("+3", 3), ("1e3", 1000), ("1.5E+2", 150), ("2e-3", 0.002),
+                                        ("5.", 5), (".5", 0.5), ("0", 0), ("0e5", 0), ("1e-300", 1e-300)]
+        for (text, v) in good { #expect(InputValues.decimal(text) == v, "\(text)") }
+        #expect(InputValues.decimal("-0")?.sign == .plus && InputValues.decimal("-0.0e0")?.sign == .plus)
+        for text in ["0x48", "0X10", "nan", "NaN", "inf", "-infinity", "1e400", "-1e400", "1e-400", "0.0000e-999x", " 72", "72 ", "1,5",
+                     "1e", "e3", "1.2.3", "--5", "5-", "1e3e4", ""] {
+            #expect(InputValues.decimal(text) == nil, "\(text)")
+        }
+    }
 }

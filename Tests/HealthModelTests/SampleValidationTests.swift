@@ -162,4 +162,11 @@ struct SampleValidationTests {
         #expect(ISO8601.date("2026-09-21T16:13:20+02:00") == now)
         #expect(ISO8601.date("yesterday") == nil)
     }
+
+    @Test("a quantity of minus zero is zero: the same value, the same stored sample")
+    func minusZeroIsZero() {
+        #expect(Quantity(-0.0, .count).value.sign == .plus)
+        #expect(Quantity(-0.0, .count) == Quantity(0, .count))
+        #expect(Quantity(-2, .count).value == -2)
+    }
 }

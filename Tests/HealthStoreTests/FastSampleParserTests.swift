@@ -173,8 +173,13 @@ struct FastSampleParserTests {
                 #expect(slow?.timeIntervalSince1970.bitPattern == fast.timeIntervalSince1970.bitPattern, "\(t): \(String(describing: slow)) vs \(fast)")
             }
             #expect(taken > 2_000)
-            for good in texts.prefix(7) + ["2026-11-02T08:00:00.941Z", "9999-12-31T23:59:59.999999999Z", "2000-02-29T12:00:00.000001Z"] {
+            for good in texts.prefix(7) + ["2026-11-02T08:00:00.941Z", "9999-12-31T23:59:59.999Z", "2000-02-29T12:00:00.000001Z"] {
                 #expect(Array(good.utf8).withUnsafeBufferPointer { FastDate.parse($0) } != nil, "\(good) should take the fast path")
+            }
+            // Past 9999-12-31 in UTC (an offset, or a fraction rounding up): the full parser's to refuse.
+            for past in ["9999-12-31T23:59:59.999999999Z", "9999-12-31T23:30:00-01:00"] {
+                #expect(Array(past.utf8).withUnsafeBufferPointer { FastDate.parse($0) } == nil, "\(past)")
+                #expect((try? ISO8601.parse(past, localTimeZone: nil)) == nil, "\(past)")
             }
         }
     }

@@ -99,6 +99,11 @@ struct SampleJSONTests {
         #expect(!ids.contains(other.uuid))
         let otherSource = try SampleJSON.sample(fromLine: #"{"type":"stepCount","value":1000,"start":"2026-11-02T08:00:00Z","end":"2026-11-02T09:00:00Z","source":"Phone"}"#)
         #expect(!ids.contains(otherSource.uuid))
+        // Minus zero is zero (a probe stored `0` and `-0` as two samples, doubling the count).
+        let zeros = try Set(["0", "-0", "-0.0e0", "0.0"].map {
+            try SampleJSON.sample(fromLine: #"{"type":"stepCount","value":\#($0),"start":"2026-11-02T08:00:00Z","end":"2026-11-02T09:00:00Z","source":"Watch"}"#).uuid
+        })
+        #expect(zeros.count == 1)
     }
 
     @Test("the same sample in another key order is stored once: the step sum does not double")

@@ -75,7 +75,8 @@ import HealthGateTesting
 
     /// Issue #17 audit: a capture's times come from a file. A gap of 1e300 s at `--speed` used to
     /// trap converting the wait to Int64; now replay waits (in stoppable steps) and SIGTERM ends
-    /// it cleanly with what it stored. A speed that cannot be honoured is refused up front.
+    /// it cleanly with what it stored. (Since 2026-11-29 a `t` past 9999-12-31 is a bad line, so
+    /// the gap here is the largest a capture can hold: 8,000 years, 250 million s at 1000×.) A speed that cannot be honoured is refused up front.
     @Test func aHugeGapInACaptureWaitsStoppablyInsteadOfTrapping() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hg-replay-gap-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -84,7 +85,7 @@ import HealthGateTesting
         try """
             {"format":"healthgate-capture","version":1}
             {"t":1790000000,"kind":"ble",\(device),"hex":"1648"}
-            {"t":1e300,"kind":"ble",\(device),"hex":"1649"}
+            {"t":253402300799,"kind":"ble",\(device),"hex":"1649"}
 
             """.write(to: file, atomically: true, encoding: .utf8)
         let db = tempDBPath("replay-gap")

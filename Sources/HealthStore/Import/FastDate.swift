@@ -14,7 +14,14 @@ package enum FastDate {
         return parse(Reader(p: p, n: text.count), 0..<text.count)
     }
 
+    /// The date of bytes `s` of `r`; nil as above, and past ``ISO8601/endSeconds`` (a fraction
+    /// can round up to it), which the full parser refuses with its sentence.
     static func parse(_ r: Reader, _ s: Range<Int>) -> Date? {
+        guard let d = unchecked(r, s), d.timeIntervalSince1970 < ISO8601.endSeconds else { return nil }
+        return d
+    }
+
+    private static func unchecked(_ r: Reader, _ s: Range<Int>) -> Date? {
         let p = r.p
         var i = s.lowerBound
         let end = s.upperBound
@@ -67,7 +74,7 @@ package enum FastDate {
         }
         guard i == end else { return nil }
         let whole = ISO8601.daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset
-        guard whole >= 0 else { return nil }
+        guard whole >= 0, Double(whole) < ISO8601.endSeconds else { return nil }
         guard fraction != 0 else { return Date(timeIntervalSince1970: Double(whole)) }
         // whole.fraction as the nearest double, as the decimal parser gives it: exact division
         // of two exactly representable integers when the numerator is below 2^53, else strtod.

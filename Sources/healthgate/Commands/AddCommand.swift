@@ -28,7 +28,13 @@ struct AddCommand: ParsableCommand {
     // allow negative values; the others refuse it with a sentence).
     @Option(parsing: .unconditional, help: ArgumentHelp(
         "The value, in --unit; it must be plausible for the type ('healthgate types' lists the ranges). A negative value may follow directly: --value -5.",
-        valueName: "number"))
+        valueName: "number"), transform: { text in
+            // A decimal number only: Double("0x48") would save 72, Double("1e-400") 0.
+            guard let v = InputValues.decimal(text) else {
+                throw ValidationError("give a decimal number such as 72, 0.5, -5 or 1e3 (not hexadecimal, nan or inf; between about 1e-308 and 1e308 unless 0).")
+            }
+            return v
+        })
     var value: Double
 
     @Option(help: "The value's unit (HKUnit grammar: count/min, kcal, ms, …).")
