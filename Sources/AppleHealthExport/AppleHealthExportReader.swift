@@ -88,14 +88,21 @@ public struct AppleHealthExportReader: Sendable {
     public let totalBytes: Int64?
     /// How it reads (set before ``read(into:_:)``).
     public var options: Options
+    /// For ``AppleHealthExportInput/stream``: the pipe, with the bytes already read from it.
+    private let pipe: PipeInput?
 
     /// Opens `path` far enough to know what it is: a zip (its directory read, the export entry
-    /// found) or an XML file.
+    /// found) or an XML file. `-` is standard input, which, like a pipe (`/dev/stdin`, `<(…)`),
+    /// can hold the XML only — a zip's directory is at its end — and can be read once.
     /// - Throws: ``AppleHealthExportError`` when the file is missing, unreadable, not an export,
-    ///   or a zip without `export.xml`.
+    ///   a zip without `export.xml`, or a zip through a pipe.
     public init(path: String, options: Options = Options()) throws(AppleHealthExportError) {
         self.path = path
         self.options = options
+        if path == "-" {
+            (input, totalBytes, pipe) = try Self.pipe(fd: 0, owned: false, path: path)
+            return
+        }
         var st = stat()
         guard stat(path, &st) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { throw AppleHealthExportError.fileMissing(path: path) }
@@ -106,6 +113,12 @@ public struct AppleHealthExportReader: Sendable {
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw AppleHealthExportError.unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            // A pipe, a FIFO or a device: what is read to tell the format must not be lost.
+            (input, totalBytes, pipe) = try Self.pipe(fd: fd, owned: true, path: path)
+            return
+        }
+        pipe = nil
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: 64)
         let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, 64) }
@@ -130,13 +143,44 @@ public struct AppleHealthExportReader: Sendable {
         }
     }
 
+    /// A pipe's first bytes read (up to 64, or its end) and checked: XML, which is then read
+    /// from them on; a zip or anything else is refused with what to do.
+    private static func pipe(fd: Int32, owned: Bool, path: String) throws(AppleHealthExportError)
+        -> (AppleHealthExportInput, Int64?, PipeInput) {
+        let handle = PipeInput(fd: fd, head: try readHead(fd: fd, path: path), owned: owned)
+        let head = handle.head
+        if head.starts(with: [0x50, 0x4B]) {
+            throw AppleHealthExportError.notAnExport(path: path, reason: "it is a zip arriving through a pipe, and a zip's directory is at its end: give the zip's path, or pipe the export.xml inside it (unzip -p export.zip apple_health_export/export.xml | healthgate import --apple-health -)")
+        }
+        var body = head[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        guard body.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) == 0x3C else {
+            throw AppleHealthExportError.notAnExport(path: path, reason: head.isEmpty ? "it is empty" : "it is not XML (a zip must be given by its path)")
+        }
+        return (.stream, nil, handle)
+    }
+
+    /// Up to 64 bytes from `fd`, fewer only at its end (a pipe may hand them over in pieces).
+    private static func readHead(fd: Int32, path: String) throws(AppleHealthExportError) -> [UInt8] {
+        var head = [UInt8](repeating: 0, count: 64)
+        var got = 0
+        while got < head.count {
+            let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, 64 - got) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { throw AppleHealthExportError.unreadable(path: path, reason: String(cString: strerror(errno))) }
+            if n == 0 { break }
+            got += n
+        }
+        return Array(head.prefix(got))
+    }
+
     /// Reads the export, handing `body` batches of samples and workouts, and fills in `report`
     /// as it goes (so it says how far the reading got when it stops early).
     /// - Throws: ``AppleHealthExportError`` when the XML is malformed (samples before the line
     ///   named were delivered) or the zip entry is damaged (also when its damage broke the XML
     ///   first); whatever `body` throws, which stops the reading.
     public func read(into report: inout AppleHealthExportReport, _ body: (AppleHealthExportBatch) throws -> Void) throws {
-        let stream = try XMLByteStream(path: path, input: input)
+        let stream = try XMLByteStream(path: path, input: input, pipe: pipe)
         defer { stream.close() }
         let parser = ExportParser(scanner: XMLScanner(source: stream, path: path), path: path, options: options, totalBytes: totalBytes)
         parser.report = report

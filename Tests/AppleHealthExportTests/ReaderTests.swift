@@ -115,6 +115,44 @@ struct ReaderTests {
         #expect(r.badRecords.first?.description.hasPrefix("export.xml:\(expected[0]["line"]!): skipped HKQuantityTypeIdentifierHeartRate: ") == true)
     }
 
+    @Test("export.xml through a pipe (/dev/fd/N, as /dev/stdin or <(…) are): the same samples, workouts and bad-record lines as the file; a zip through a pipe is refused with what to do")
+    func throughAPipe() throws {
+        let dir = try ExportFixture.directory()
+        let xml = try ExportFixture.read(dir.appendingPathComponent("export.xml").path)
+        /// `file` (or its first `limit` bytes: within the pipe's buffer, so a reader that stops
+        /// early never leaves the writer blocked or facing a closed pipe) through a pipe.
+        func piped(_ file: String, limit: Int = .max) throws -> ExportFixture.Reading {
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            let data = try Data(contentsOf: dir.appendingPathComponent(file)).prefix(limit)
+            let (readEnd, writeEnd) = (fds[0], fds[1])
+            let writer = Thread {
+                // Small writes: the reader's first read sees only part of the head.
+                data.withUnsafeBytes { b in
+                    var at = 0
+                    while at < b.count {
+                        let n = write(writeEnd, b.baseAddress! + at, min(7, b.count - at))
+                        if n <= 0 { break }
+                        at += n
+                    }
+                }
+                close(writeEnd)
+            }
+            writer.start()
+            defer {
+                while !writer.isFinished { usleep(1_000) }
+                close(readEnd)
+            }
+            return try ExportFixture.read("/dev/fd/\(readEnd)")
+        }
+        let p = try piped("export.xml")
+        #expect(p.samples == xml.samples && p.workouts == xml.workouts, "\(p.samples.count) vs \(xml.samples.count)")
+        #expect(p.report.badRecords.map(\.description) == xml.report.badRecords.map(\.description))
+        #expect(p.report.complete && p.report.totalBytes == nil && p.report.bytesRead == xml.report.bytesRead)
+        let e = #expect(throws: AppleHealthExportError.self) { _ = try piped("export.zip", limit: 4096) }
+        #expect("\(e.map { "\($0)" } ?? "")".contains("a zip arriving through a pipe"), "\(String(describing: e))")
+    }
+
     @Test("export.zip (its export.xml found beside export_cda.xml) gives the same samples and workouts as export.xml")
     func zipEqualsXML() throws {
         let dir = try ExportFixture.directory()

@@ -48,7 +48,7 @@ struct ImportCommand: ParsableCommand {
             help: ArgumentHelp("A JSON array of samples, as 'samples --json' prints it ('-' for standard input).", valueName: "file"))
     var jsonArray: String?
 
-    @Option(help: ArgumentHelp("Apple Health's export.zip (or the export.xml in it): heart rate, resting heart rate, HRV (with beat-to-beat RR), steps, active energy, distance, body mass and workouts (docs/apple-health.md).", valueName: "file"))
+    @Option(help: ArgumentHelp("Apple Health's export.zip (or the export.xml in it; '-' reads that XML from standard input): heart rate, resting heart rate, HRV (with beat-to-beat RR), steps, active energy, distance, body mass and workouts (docs/apple-health.md).", valueName: "file"))
     var appleHealth: String?
 
     @Flag(help: "Refuse the whole file if any line is bad (default: skip bad lines, save the rest).")
