@@ -102,9 +102,13 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             case SQLITE_BUSY, SQLITE_LOCKED:
                 return "the health store is locked by another writer (\(message)); retry in a moment."
             case SQLITE_READONLY, SQLITE_PERM:
-                return "the health store is not writable (\(message)); check the file's permissions."
+                return "the health store is not writable (\(message)): the user running this needs write permission on the store's file and on its directory (SQLite creates the -wal and -shm files beside it), on a mount that is not read-only; check them, or pass --db with a path that is."
             case SQLITE_CORRUPT, SQLITE_NOTADB:
                 return "the health store file is damaged or not a HealthGate database (\(message))."
+            case SQLITE_CANTOPEN:
+                return "the health store, or a file SQLite keeps beside it (its -wal and -shm), cannot be opened (\(message)): the store's directory must be writable, not on a read-only mount, and have free space; check them, or pass --db with a path that is."
+            case SQLITE_IOERR:
+                return "a disk error while using the health store (\(message), SQLite code \(code)): the disk may be full, failing or mounted read-only, or the store's directory not writable; check free space, the mount and `dmesg`, then retry."
             default:
                 return "SQLite error \(code) (\(message)) while running: \(context.prefix(120))."
             }

@@ -277,6 +277,24 @@ struct ReadAsAnotherUserTests {
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
+    @Test("a writing command in a directory it may not write (SQLite cannot create the -wal): exit 77 with what to check; SQLite's open and disk errors are sentences too, not bare codes")
+    func writerWithoutPermission() throws {
+        let s = try Scratch()
+        let path = try Self.readableStore(s)
+        // The file itself writable by all, its directory not: SQLite cannot create the -wal.
+        chmod(path, 0o666)
+        for f in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + f) }
+        let r = try Self.asNobody(["add", "--type", "stepCount", "--value", "5", "--db", path])
+        #expect(r.status == 77, "\(r.stderr)")
+        #expect(r.stderr.contains("on its directory") && !r.stderr.contains("SQLite error"), "\(r.stderr)")
+        // A -wal or -shm SQLite cannot open (left by another user; a read-only mount), and a disk
+        // error at open (a probe: code 4874 on a full tmpfs): sentences, not the bare code.
+        let cantOpen = StoreError.sqlite(code: SQLITE_CANTOPEN, message: "unable to open database file", context: "PRAGMA application_id")
+        #expect(cantOpen.description.contains("must be writable") && cantOpen.kind == .io, "\(cantOpen)")
+        let ioError = StoreError.sqlite(code: 4874, message: "disk I/O error", context: "PRAGMA application_id")
+        #expect(ioError.description.contains("free space") && !ioError.description.contains("PRAGMA"), "\(ioError)")
+    }
+
     @Test("a writer running with commits only in -wal: another user's samples sees them")
     func writerRunning() throws {
         let s = try Scratch()
