@@ -193,6 +193,10 @@ public struct CaptureReader: Sendable {
     /// Reads and validates `path` completely.
     /// - Throws: ``CaptureError``.
     public init(path: String) throws(CaptureError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .io(path: path, reason: "it is a directory (give a .capture.jsonl file inside it)")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .io(path: path, reason: FileManager.default.fileExists(atPath: path) ? "it cannot be read" : "it does not exist")
         }

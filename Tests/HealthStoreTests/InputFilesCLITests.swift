@@ -35,7 +35,12 @@ struct InputFilesCLITests {
                       (["export", "--format", "jsonl", "--to", "2026-11-31"], "--to", "November 2026 has 30 days"),
                       (["stats", "--type", "stepCount", "--interval", "1d", "--anchor", "2026-11-02T08:00:00+25:00"], "--anchor", "offset"),
                       (["stats", "--type", "stepCount", "--from", "2026-03-29T02:30:00", "--tz", "Europe/Berlin"], "--from", "does not exist in Europe/Berlin"),
-                      (["delete", "--from", "yesterday", "--yes"], "--from", "not an ISO 8601")])
+                      (["delete", "--from", "yesterday", "--yes"], "--from", "not an ISO 8601"),
+                      (["add", "--type", "stepCount", "--value", "1", "--start", "9999-12-31T23:30:00-01:00"], "--start", "outside 0001-01-01"),
+                      // Values: decimal text only (Double("0x48") is 72).
+                      (["add", "--type", "stepCount", "--value", "0x48"], "--value", "decimal number"),
+                      (["add", "--type", "stepCount", "--value", "1e-400"], "--value", "decimal number"),
+                      (["add", "--type", "stepCount", "--value", "1", "--sync-identifier", "a", "--sync-version", "v2"], "--sync-version", "whole number")])
     func badFlagDates(args: [String], flag: String, mentions: String) throws {
         let cli = try CLI()
         defer { cli.cleanup() }

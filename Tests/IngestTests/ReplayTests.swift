@@ -112,4 +112,10 @@ import HealthGateTesting
         let (status, _, _) = try await replay("no-such.capture.jsonl")
         #expect(status == 66)
     }
+
+    @Test func aDirectoryExits66SayingSo() async throws {
+        let child = try Child(["replay", FileManager.default.temporaryDirectory.path, "--db", tempDBPath("replay-dir")])
+        let status = await offThread { child.wait() }
+        #expect(status == 66 && child.stderr.contains("is a directory"), "\(status): \(child.stderr)")
+    }
 }

@@ -66,7 +66,13 @@ struct AddCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Sync identifier: a later save with a higher --sync-version replaces this sample.", valueName: "id"))
     var syncIdentifier: String?
 
-    @Option(help: ArgumentHelp("Sync version (an integer; needed with --sync-identifier).", valueName: "n"))
+    // .unconditional: `--sync-version -1` is a value (an integer, as an import line's may be),
+    // not a missing one followed by an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Sync version (an integer; needed with --sync-identifier).", valueName: "n"),
+            transform: { text in
+                guard let n = Int(text) else { throw ValidationError("give a whole number (a later save with a higher one replaces this sample).") }
+                return n
+            })
     var syncVersion: Int?
 
     @Option(name: .customLong("metadata"), help: ArgumentHelp(

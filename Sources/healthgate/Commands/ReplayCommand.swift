@@ -48,7 +48,8 @@ struct ReplayCommand: ParsableCommand {
     func run() throws {
         let reader: CaptureReader
         do { reader = try CaptureReader(path: file) } catch {
-            let missing = !FileManager.default.fileExists(atPath: file)
+            var isDirectory: ObjCBool = false
+            let missing = !FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) || isDirectory.boolValue
             throw CLIFailure("cannot replay \(file): \(error)", code: missing ? .noInput : .dataError)
         }
         let db = try store.open()
