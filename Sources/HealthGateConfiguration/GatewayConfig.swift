@@ -320,6 +320,16 @@ private struct Parser {
             let t = lines[i].trimmingCharacters(in: .whitespaces)
             if t.hasPrefix(key), t.dropFirst(key.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") { return i + 1 }
         }
+        if place.table == nil {
+            // A top-level key that is a table: its header, `[key]`, `[key.sub]` or `[[key]]`.
+            for (i, l) in lines.enumerated() {
+                let t = l.trimmingCharacters(in: .whitespaces)
+                for open in ["[[", "["] where t.hasPrefix(open) {
+                    let name = t.dropFirst(open.count).trimmingCharacters(in: .whitespaces)
+                    if name.hasPrefix(key), let next = name.dropFirst(key.count).first, "].".contains(next) || next == " " { return i + 1 }
+                }
+            }
+        }
         return place.table.flatMap { _ in line(of: Place(table: place.table, index: place.index, key: nil)) }
     }
 

@@ -85,6 +85,10 @@ import Testing
         ConfigCase(text: "[[pedometer]]\nbaud = 9600\n", line: 1, says: "give a 'path' or"),
         ConfigCase(text: "[store]\npath = \"a\"\n[ingest\n", line: 3, says: "not valid TOML"),
         ConfigCase(text: "colour = 1\n", line: 1, says: "'colour' in top level: unknown key"),
+        // A misspelt table: the line of its header (it had no line number).
+        ConfigCase(text: "[ingest]\nflush_interval_ms = 250\n\n[ingst]\nx = 1\n", line: 4, says: "'ingst' in top level: unknown key"),
+        ConfigCase(text: "[ingst.sub]\nx = 1\n", line: 1, says: "'ingst' in top level: unknown key"),
+        ConfigCase(text: "[[pedometers]]\npath = \"/a\"\n", line: 1, says: "'pedometers' in top level: unknown key"),
         // CRLF line ends and a byte-order mark keep the line numbers right (docs/input-rules.md).
         ConfigCase(text: "# c\r\n[ingest]\r\n\r\ndurability = \"sometimes\"\r\n", line: 4, says: "'sometimes' is not a durability mode"),
         ConfigCase(text: "\u{FEFF}# c\n[ingest]\nbatch_size = 0\n", line: 3, says: "'batch_size' in [ingest]: 0 is outside"),
