@@ -83,6 +83,14 @@ struct SampleStream {
             }
             if let s = parser.sample(bytes) { return (.sample(s), number) }
             // Not the fast parser's shape (a workout, or a bad record): the Foundation parser decides, with its messages.
+            // A NUL byte first: JSON text cannot hold one, and Foundation would take NULs as the
+            // sign of UTF-16 or UTF-32 and read the line in that encoding (a UTF-16 file's lines
+            // after its first were imported so).
+            if let nul = bytes.firstIndex(of: 0) {
+                let what = array ? "element" : "line"
+                skip(&p, number, line, "a NUL byte (0x00) at byte \(nul + 1) of the \(what), which JSON text cannot hold (is the file UTF-16?); save the file as UTF-8")
+                continue
+            }
             let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
             if text.isEmpty, !array { continue }
             do {

@@ -178,6 +178,21 @@ struct InputFilesCLITests {
         #expect((o["skippedLines"] as? [[String: Any]])?.map { $0["line"] as? Int } == [1001])
     }
 
+    @Test("a UTF-16 file: every line is refused saying why (Foundation read the lines after the first as UTF-16BE and imported them)")
+    func utf16File() throws {
+        let cli = try CLI()
+        defer { cli.cleanup() }
+        let text = (1...3).map { #"{"type":"stepCount","value":\#($0),"start":"2026-11-02T08:00:00Z","source":"S"}"# + "\n" }.joined()
+        let url = cli.dir.appendingPathComponent("utf16.jsonl")
+        try #require(text.data(using: .utf16LittleEndian).map { Data([0xFF, 0xFE]) + $0 }).write(to: url)
+        let r = try cli.run(["import", "--jsonl", url.path, "--json"])
+        #expect(r.code == 65)
+        #expect(r.err.contains("utf16.jsonl:1: skipped: not UTF-8 text"), "\(r.err)")
+        #expect(r.err.contains("utf16.jsonl:2: skipped: a NUL byte (0x00) at byte 1 of the line") && r.err.contains("is the file UTF-16?"), "\(r.err)")
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        #expect(o["inserted"] as? Int == 0)
+    }
+
     @Test("file errors are one sentence with the right sysexits code, never a Foundation error")
     func fileErrors() throws {
         let cli = try CLI()
