@@ -150,7 +150,8 @@ public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `30min`, `1h`, `1d`, `2w`, `1mo` (also `m` for minutes, and `hour(s)`,
     /// `day(s)`, `week(s)`, `month(s)`; case does not matter except in `M`, which is refused
-    /// as ambiguous between minutes and months). The count is at most 100 years' worth.
+    /// as ambiguous between minutes and months). The count is at most 100 years' worth; left out
+    /// (`d`, `hour`), it is 1.
     public init(parsing text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let digits = trimmed.prefix { ("0"..."9").contains($0) }
@@ -211,27 +212,30 @@ public enum StatisticsInterval: Sendable, Hashable, CustomStringConvertible {
 
     /// The start of bucket `k` counted from `anchor`: fixed seconds for minutes and hours,
     /// calendar days or months in `calendar`'s time zone for days, weeks and months (so a DST
-    /// day is 23 or 25 h, and a month 28 to 31 days).
-    func bucketStart(_ k: Int, anchor: Date, calendar: Calendar) -> Date {
+    /// day is 23 or 25 h, and a month 28 to 31 days). `shift` calendar days (months for a month
+    /// interval) are added first: a default anchor on a day whose midnight the clocks skip is
+    /// the midnight before it, shifted (``HealthStore`` `defaultAnchor`).
+    func bucketStart(_ k: Int, anchor: Date, shift: Int = 0, calendar: Calendar) -> Date {
         let fallback = anchor.addingTimeInterval(Double(k) * nominalSeconds)
         switch self {
         case .minutes, .hours:
             return fallback
         case .days(let n):
-            return calendarStep(.day, k, n, anchor: anchor, calendar: calendar) ?? fallback
+            return calendarStep(.day, k, n, shift, anchor: anchor, calendar: calendar) ?? fallback
         case .weeks(let n):
             let (days, overflow) = n.multipliedReportingOverflow(by: 7)
-            return overflow ? fallback : calendarStep(.day, k, days, anchor: anchor, calendar: calendar) ?? fallback
+            return overflow ? fallback : calendarStep(.day, k, days, shift, anchor: anchor, calendar: calendar) ?? fallback
         case .months(let n):
-            return calendarStep(.month, k, n, anchor: anchor, calendar: calendar) ?? fallback
+            return calendarStep(.month, k, n, shift, anchor: anchor, calendar: calendar) ?? fallback
         }
     }
 
-    /// `k` × `n` calendar days or months from `anchor`; nil when the count is too large for
-    /// `Int` (a huge `--interval`), so the caller falls back to nominal seconds instead of trapping.
-    private func calendarStep(_ unit: Calendar.Component, _ k: Int, _ n: Int, anchor: Date, calendar: Calendar) -> Date? {
-        let (count, overflow) = k.multipliedReportingOverflow(by: n)
-        return overflow ? nil : calendar.date(byAdding: unit, value: count, to: anchor)
+    /// `k` × `n` + `shift` calendar days or months from `anchor`; nil when the count is too large
+    /// for `Int` (a huge `--interval`), so the caller falls back to nominal seconds instead of trapping.
+    private func calendarStep(_ unit: Calendar.Component, _ k: Int, _ n: Int, _ shift: Int, anchor: Date, calendar: Calendar) -> Date? {
+        let (product, overflow) = k.multipliedReportingOverflow(by: n)
+        let (count, overflow2) = product.addingReportingOverflow(shift)
+        return overflow || overflow2 ? nil : calendar.date(byAdding: unit, value: count, to: anchor)
     }
 }
 
@@ -328,10 +332,7 @@ extension HealthStore {
         calendar.timeZone = timeZone
         let fromDate = Date(timeIntervalSince1970: from)
         // Default anchor: local midnight of the range start; for months, the first of its month.
-        let anchorDate = anchor ?? {
-            if case .months = interval, let month = calendar.dateInterval(of: .month, for: fromDate) { return month.start }
-            return calendar.startOfDay(for: fromDate)
-        }()
+        let (anchorDate, shift) = anchor.map { ($0, 0) } ?? Self.defaultAnchor(for: fromDate, interval: interval, calendar: calendar)
         // Find the bucket holding `from`, then walk forward until `to`.
         let estimate = ((from - anchorDate.timeIntervalSince1970) / interval.nominalSeconds).rounded(.down)
         guard abs(estimate) < Double(Self.maximumBucketIndex) else {
@@ -339,12 +340,13 @@ extension HealthStore {
                 "the anchor \(ISO8601.string(anchorDate)) is too far from the range start \(ISO8601.string(fromDate)) for an interval of \(interval); choose an anchor nearer the range")
         }
         var k = Int(estimate)
-        while interval.bucketStart(k, anchor: anchorDate, calendar: calendar).timeIntervalSince1970 > from { k -= 1 }
-        while interval.bucketStart(k + 1, anchor: anchorDate, calendar: calendar).timeIntervalSince1970 <= from { k += 1 }
+        func start(_ k: Int) -> Double { interval.bucketStart(k, anchor: anchorDate, shift: shift, calendar: calendar).timeIntervalSince1970 }
+        while start(k) > from { k -= 1 }
+        while start(k + 1) <= from { k += 1 }
         var buckets: [Bucket] = []
-        var lo = interval.bucketStart(k, anchor: anchorDate, calendar: calendar).timeIntervalSince1970
+        var lo = start(k)
         repeat {
-            let hi = interval.bucketStart(k + 1, anchor: anchorDate, calendar: calendar).timeIntervalSince1970
+            let hi = start(k + 1)
             buckets.append(Bucket(lo: lo, hi: hi))
             lo = hi
             k += 1
@@ -354,6 +356,34 @@ extension HealthStore {
             }
         } while lo < to || lastInstant.map { lo <= $0 } == true
         return buckets
+    }
+
+    /// The default anchor of a collection starting at `from`: local midnight of its day (for
+    /// months, the first of its month), as a midnight that exists and a shift in days (months)
+    /// from it. On a day whose midnight the clocks skip (Santiago, Cairo, Havana, Beirut, the
+    /// Azores: 00:00 becomes 01:00) the day starts at 01:00, and stepping calendar days from
+    /// 01:00 kept 01:00 for every later bucket, counting each day's first hour on the day
+    /// before. Anchored at the midnight before and shifted, that day's bucket starts at its
+    /// first instant and every other day's at 00:00.
+    static func defaultAnchor(for from: Date, interval: StatisticsInterval, calendar: Calendar) -> (Date, Int) {
+        let months: Bool
+        if case .months = interval { months = true } else { months = false }
+        let unit: Calendar.Component = months ? .month : .day
+        var start = months ? calendar.dateInterval(of: .month, for: from)?.start ?? calendar.startOfDay(for: from) : calendar.startOfDay(for: from)
+        func isMidnight(_ d: Date) -> Bool {
+            let c = calendar.dateComponents([.hour, .minute, .second], from: d)
+            return c.hour == 0 && c.minute == 0 && c.second == 0
+        }
+        guard !isMidnight(start) else { return (start, 0) }
+        for shift in 1...3 {
+            guard let earlier = calendar.date(byAdding: unit, value: -shift, to: start) else { break }
+            let candidate = months ? calendar.dateInterval(of: .month, for: earlier)?.start : calendar.startOfDay(for: earlier)
+            if let candidate, isMidnight(candidate) {
+                start = candidate
+                return (start, shift)
+            }
+        }
+        return (start, 0)
     }
 
     /// The largest bucket index from the anchor a collection may start at (far beyond any

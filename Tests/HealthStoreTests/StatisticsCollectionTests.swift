@@ -63,6 +63,39 @@ struct StatisticsCollectionTests {
         #expect(day.values.sum == hours)
     }
 
+    /// Days whose midnight the clocks skip (00:00 becomes 01:00), with Python's zoneinfo's
+    /// instants: the day's first instant (01:00) and the next local midnight, in UTC.
+    @Test("a range starting on a day whose midnight is skipped: that day from 01:00, every later day from 00:00 (they kept 01:00, counting each first hour on the day before)",
+          arguments: [("America/Santiago", 1_788_667_200.0, 1_788_750_000.0), ("Africa/Cairo", 1_776_981_600, 1_777_064_400),
+                      ("America/Havana", 1_772_946_000, 1_773_028_800), ("Asia/Beirut", 1_774_735_200, 1_774_818_000),
+                      ("Atlantic/Azores", 1_774_746_000, 1_774_828_800)])
+    func skippedMidnight(zone: String, firstInstant: Double, nextMidnight: Double) throws {
+        let tmp = try TempStore()
+        let tz = try #require(TimeZone(identifier: zone))
+        func steps(_ n: Double, at t: Double) throws -> QuantitySample {
+            try QuantitySample(type: .stepCount, quantity: Quantity(n, .count), start: Date(timeIntervalSince1970: t),
+                               end: Date(timeIntervalSince1970: t + 600), source: .manual)
+        }
+        // 50 at noon of the skipped day, 300 in the first hour of the next day; 7 just before
+        // the week's end (local midnight six days after the next), 9 just after it.
+        try tmp.store.save([try steps(50, at: firstInstant + 11 * 3600), try steps(300, at: nextMidnight + 600),
+                            try steps(7, at: nextMidnight + 6 * 86_400 - 1_200), try steps(9, at: nextMidnight + 6 * 86_400 + 1_200)])
+        for from in [Date(timeIntervalSince1970: firstInstant), nil] {   // an explicit start, or the first sample's day
+            let days = try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum, start: from,
+                                                                          end: Date(timeIntervalSince1970: nextMidnight + 2 * 86_400)),
+                                                          interval: .days(1), timeZone: tz)
+            #expect(days.prefix(3).map { $0.start!.timeIntervalSince1970 } == [firstInstant, nextMidnight, nextMidnight + 86_400], "\(zone)")
+            #expect(days.prefix(2).map(\.values.sum) == [50, 300], "\(zone)")
+        }
+        // Weeks from the skipped day: the next week starts at local midnight seven days on.
+        let weeks = try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum,
+                                                                       start: Date(timeIntervalSince1970: firstInstant)),
+                                                       interval: .weeks(1), timeZone: tz)
+        // (No zone here changes its clocks again in the following week.)
+        #expect(weeks.first?.end?.timeIntervalSince1970 == nextMidnight + 6 * 86_400, "\(zone)")
+        #expect(weeks.prefix(2).map(\.values.sum) == [357, 9], "\(zone)")
+    }
+
     @Test("weekly buckets in America/New_York are 7 calendar days across the DST change")
     func week() throws {
         let tmp = try TempStore()
