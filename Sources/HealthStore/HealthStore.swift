@@ -298,32 +298,9 @@ public final class HealthStore: @unchecked Sendable {
     public func delete(matching query: SampleQuery) throws -> Int {
         try write { w in
             let db = w.connection
-            // The series the query reaches, in the query's order and limit.
-            var seriesUUIDs: [UUID] = []
-            var limited = query
-            // With a limit, only the series quantities that can be among the first `limit`
-            // (docs/queries.md: the chunks beyond the limit are not decoded).
-            let limitedRows = try query.limit == nil ? nil : sampleRows(db, query)
-            let hits = try limitedRows.map { try seriesHits(db, query, limit: query.limit!, rows: $0) } ?? seriesHits(db, query)
-            if !hits.isEmpty {
-                if let rows = limitedRows {
-                    // The limit counts quantities among individual samples: find both in order.
-                    let kept = Self.merge(rows, hits, query: query)
-                    var seen = Set<UUID>()
-                    for s in kept where s.seriesIndex != nil && seen.insert(s.uuid).inserted { seriesUUIDs.append(s.uuid) }
-                    limited.limit = kept.filter { $0.seriesIndex == nil }.count
-                } else {
-                    var seen = Set<UUID>()
-                    for h in hits where seen.insert(h.sample.uuid).inserted { seriesUUIDs.append(h.sample.uuid) }
-                }
-            }
-            let (whereSQL, args) = try self.whereClause(limited)
-            var sql = "DELETE FROM samples WHERE id IN (SELECT s.id FROM samples s WHERE \(whereSQL)"
-            sql += " ORDER BY \(limited.orderBy)"
-            if let limit = limited.limit { sql += " LIMIT \(max(0, limit))" }
-            sql += ")"
-            let del = try db.prepare(sql, cached: false)
-            del.bind(all: args)
+            let (rows, seriesUUIDs) = try deletionPlan(db, query)
+            let del = try db.prepare("DELETE FROM samples WHERE id IN (\(rows.sql))", cached: false)
+            del.bind(all: rows.args)
             try del.run()
             var n = db.changes
             let count = try db.prepare("SELECT count FROM series WHERE uuid = ?")
@@ -336,6 +313,52 @@ public final class HealthStore: @unchecked Sendable {
             }
             return n
         }
+    }
+
+    /// How many samples ``delete(matching:)`` would delete now: the individually stored ones it
+    /// selects and every quantity of each series it reaches (a series goes whole). What a
+    /// confirmation should name; ``count(_:)`` counts only the quantities the query selects.
+    public func deletionCount(matching query: SampleQuery) throws -> Int {
+        try read { db in
+            let (rows, seriesUUIDs) = try deletionPlan(db, query)
+            let st = try db.prepare("SELECT count(*) FROM (\(rows.sql))", cached: false)
+            st.bind(all: rows.args)
+            var n = try st.step() ? st.int(0) : 0
+            let count = try db.prepare("SELECT count FROM series WHERE uuid = ?")
+            for u in seriesUUIDs {
+                count.bind(1, u)
+                if try count.step() { n += count.int(0); count.reset() }
+            }
+            return n
+        }
+    }
+
+    /// What `query` deletes: a `SELECT` of the individually stored samples' ids (with its
+    /// arguments; the limit counts series quantities too) and the series it reaches, in the
+    /// query's order and limit.
+    private func deletionPlan(_ db: Connection, _ query: SampleQuery) throws -> (rows: (sql: String, args: [SQLValue]), series: [UUID]) {
+        var seriesUUIDs: [UUID] = []
+        var limited = query
+        // With a limit, only the series quantities that can be among the first `limit`
+        // (docs/queries.md: the chunks beyond the limit are not decoded).
+        let limitedRows = try query.limit == nil ? nil : sampleRows(db, query)
+        let hits = try limitedRows.map { try seriesHits(db, query, limit: query.limit!, rows: $0) } ?? seriesHits(db, query)
+        if !hits.isEmpty {
+            if let rows = limitedRows {
+                // The limit counts quantities among individual samples: find both in order.
+                let kept = Self.merge(rows, hits, query: query)
+                var seen = Set<UUID>()
+                for s in kept where s.seriesIndex != nil && seen.insert(s.uuid).inserted { seriesUUIDs.append(s.uuid) }
+                limited.limit = kept.filter { $0.seriesIndex == nil }.count
+            } else {
+                var seen = Set<UUID>()
+                for h in hits where seen.insert(h.sample.uuid).inserted { seriesUUIDs.append(h.sample.uuid) }
+            }
+        }
+        let (whereSQL, args) = try self.whereClause(limited)
+        var sql = "SELECT s.id FROM samples s WHERE \(whereSQL) ORDER BY \(limited.orderBy)"
+        if let limit = limited.limit { sql += " LIMIT \(max(0, limit))" }
+        return ((sql, args), seriesUUIDs)
     }
 
     // MARK: Ids (lock held)

@@ -44,7 +44,8 @@ struct DeleteCommand: ParsableCommand {
                 return u
             }
         }
-        let n = try db.count(q)
+        // Everything that goes: a series of which the filter selects a quantity goes whole.
+        let n = try db.deletionCount(matching: q)
         if n == 0 {
             if json { try JSONOutput.emit(["deleted": 0]) } else { print("no samples match; nothing deleted") }
             return
