@@ -48,15 +48,6 @@ public struct HealthUnit: Sendable, Hashable, CustomStringConvertible {
     public func convert(_ value: Double, to other: HealthUnit) throws -> Double {
         guard isCompatible(with: other) else { throw HealthModelError.incompatibleUnits(self, other) }
         if self == other { return value }
-        if offset == 0, other.offset == 0 {
-            // Units a whole power apart (µs and ms, g and kg, m and km): one multiplication or
-            // division by that whole number, correctly rounded. Through the two factors, 50 µs
-            // was 0.049999999999999996 ms (5e-5 is not exact in binary), not 0.05.
-            let ratio = factor / other.factor
-            let whole = ratio.rounded(), inverse = (1 / ratio).rounded()
-            if ratio >= 1, whole < 1e15, abs(ratio - whole) <= whole * 1e-12 { return value * whole }
-            if ratio < 1, inverse < 1e15, abs(1 / ratio - inverse) <= inverse * 1e-12 { return value / inverse }
-        }
         return ((value * factor + offset) - other.offset) / other.factor
     }
 
