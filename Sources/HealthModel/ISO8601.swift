@@ -201,13 +201,21 @@ public enum ISO8601 {
                 for: Date(timeIntervalSince1970: Double(noonLocal))))))
             return Int64(cal.startOfDay(for: noon).timeIntervalSince1970)
         }
+        // The zone's offsets around that time, as a hint: the ones to choose from.
+        let hint = offsets.sorted().map { offsetText($0) }.joined(separator: " or ")
         switch candidates.count {
         case 1: return candidates[0]
         case 0:
-            throw DateParseError("'\(text)' does not exist in \(zone.identifier) (the clocks skip it); add an offset such as +01:00")
+            throw DateParseError("'\(text)' does not exist in \(zone.identifier) (the clocks skip it); add an offset: \(hint)")
         default:
-            throw DateParseError("'\(text)' happens twice in \(zone.identifier) (the clocks go back); add an offset to say which")
+            throw DateParseError("'\(text)' happens twice in \(zone.identifier) (the clocks go back); add an offset to say which: \(hint)")
         }
+    }
+
+    /// `+01:00`, `-03:30`: an offset in seconds east of UTC as the grammar writes it.
+    static func offsetText(_ seconds: Int64) -> String {
+        let a = abs(seconds)
+        return (seconds < 0 ? "-" : "+") + pad(a / 3600, 2) + ":" + pad(a / 60 % 60, 2)
     }
 
     /// `whole` + `.fraction` seconds as the nearest Double (decimal text → Double is exact-rounded).

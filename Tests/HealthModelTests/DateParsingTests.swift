@@ -87,6 +87,11 @@ struct DateParsingTests {
     func daylightSaving() throws {
         #expect(reason("2026-03-29T02:30:00", berlin)?.contains("does not exist in Europe/Berlin") == true)
         #expect(reason("2026-10-25T02:30:00", berlin)?.contains("happens twice") == true)
+        // The hint names the zone's own offsets (it said +01:00 for Santiago, whose are -04:00 and -03:00).
+        #expect(reason("2026-03-29T02:30:00", berlin)?.hasSuffix("add an offset: +01:00 or +02:00") == true)
+        let santiago = try #require(TimeZone(identifier: "America/Santiago"))
+        #expect(reason("2026-09-06T00:30:00", santiago)?.hasSuffix("add an offset: -04:00 or -03:00") == true, "\(reason("2026-09-06T00:30:00", santiago) ?? "")")
+        #expect(reason("2026-10-25T02:30:00", berlin)?.hasSuffix("to say which: +01:00 or +02:00") == true)
         #expect(try parse("2026-03-29T03:00:00", berlin) == parse("2026-03-29T01:00:00Z"))
         #expect(try parse("2026-10-25T02:30:00+02:00", berlin) == parse("2026-10-25T00:30:00Z"))
         #expect(try parse("2026-03-29", berlin) == parse("2026-03-28T23:00:00Z"))
