@@ -32,7 +32,7 @@ struct SamplesCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: "At most this many samples (1 or more).")
     var limit: Int?
 
-    @Option(help: ArgumentHelp("Show the table's times in this time zone, and read a bare --from/--to date as its midnight (IANA name in any case, e.g. Europe/Berlin; default: the system's zone, bare dates UTC). JSON stays UTC.", valueName: "zone"))
+    @Option(help: ArgumentHelp("Show the table's times in this time zone, and read a bare --from/--to date as its midnight (IANA name in any case, e.g. Europe/Berlin; default: the system's zone, TZ). JSON stays UTC.", valueName: "zone"))
     var tz: String?
 
     @Flag(help: "Only the most recent sample (latest end).")
