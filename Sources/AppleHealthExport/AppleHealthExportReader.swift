@@ -120,10 +120,7 @@ public struct AppleHealthExportReader: Sendable {
         }
         pipe = nil
         defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: 64)
-        let n = head.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, 64) }
-        guard n >= 0 else { throw AppleHealthExportError.unreadable(path: path, reason: String(cString: strerror(errno))) }
-        head = Array(head.prefix(n))
+        let head = try Self.readHead(fd: fd, path: path)
         if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) || head.starts(with: [0x50, 0x4B, 0x05, 0x06]) {
             let entries = try ZipDirectory.entries(fd: fd, size: Int64(st.st_size), path: path)
             guard let entry = ZipDirectory.exportEntry(entries) else {
@@ -132,11 +129,8 @@ public struct AppleHealthExportReader: Sendable {
             input = .zip(entry: entry.name)
             totalBytes = entry.uncompressedSize
         } else {
-            var body = head[...]
-            if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-            let first = body.first { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }
-            guard first == 0x3C else {
-                throw AppleHealthExportError.notAnExport(path: path, reason: n == 0 ? "it is empty" : "it is neither a zip archive nor XML")
+            guard Self.startsLikeXML(head) else {
+                throw AppleHealthExportError.notAnExport(path: path, reason: head.isEmpty ? "it is empty" : "it is neither a zip archive nor XML")
             }
             input = .xml
             totalBytes = Int64(st.st_size)
@@ -152,12 +146,18 @@ public struct AppleHealthExportReader: Sendable {
         if head.starts(with: [0x50, 0x4B]) {
             throw AppleHealthExportError.notAnExport(path: path, reason: "it is a zip arriving through a pipe, and a zip's directory is at its end: give the zip's path, or pipe the export.xml inside it (unzip -p export.zip apple_health_export/export.xml | healthgate import --apple-health -)")
         }
-        var body = head[...]
-        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
-        guard body.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) == 0x3C else {
+        guard startsLikeXML(head) else {
             throw AppleHealthExportError.notAnExport(path: path, reason: head.isEmpty ? "it is empty" : "it is not XML (a zip must be given by its path)")
         }
         return (.stream, nil, handle)
+    }
+
+    /// Whether a file's first bytes start an XML document: a `<` after an optional UTF-8
+    /// byte-order mark and whitespace.
+    private static func startsLikeXML(_ head: [UInt8]) -> Bool {
+        var body = head[...]
+        if body.starts(with: [0xEF, 0xBB, 0xBF]) { body = body.dropFirst(3) }
+        return body.first { ![0x20, 0x0A, 0x0D, 0x09].contains($0) } == 0x3C
     }
 
     /// Up to 64 bytes from `fd`, fewer only at its end (a pipe may hand them over in pieces).

@@ -70,6 +70,35 @@ import Testing
         #expect(both.status == 64)
     }
 
+    @Test("--apple-health - reads the XML from standard input: the same samples as the file; a zip on standard input is refused with what to do (65)")
+    func fromStandardInput() async throws {
+        let dir = try ExportFixture.directory()
+        let scratch = try Scratch("ah-stdin")
+        defer { scratch.remove() }
+        let xml = try Data(contentsOf: dir.appendingPathComponent("export.xml"))
+        let piped = try await offThread {
+            try HealthGateExecutable.run(["import", "--apple-health", "-", "--db", scratch.db, "--json"], stdin: xml)
+        }
+        let file = try await offThread {
+            try HealthGateExecutable.run(["import", "--apple-health", dir.appendingPathComponent("export.xml").path,
+                                          "--db", scratch.url.appendingPathComponent("file.sqlite").path, "--json"])
+        }
+        #expect(piped.status == file.status && piped.status == 65, "bad records in the fixture: \(piped.stderr)")
+        let stored = try HealthStore(path: scratch.db, mode: .readOnly).count(SampleQuery())
+        let fromFile = try HealthStore(path: scratch.url.appendingPathComponent("file.sqlite").path, mode: .readOnly).count(SampleQuery())
+        #expect(stored > 0 && stored == fromFile)
+        // The bad records keep their export.xml lines (the bytes read to tell XML from zip are not lost).
+        func badLines(_ stderr: String) -> [Substring] {
+            stderr.split(separator: "\n").compactMap { l in l.range(of: "export.xml:", options: .backwards).map { l[$0.lowerBound...] } }
+        }
+        #expect(!badLines(piped.stderr).isEmpty && badLines(piped.stderr) == badLines(file.stderr), "\(piped.stderr)")
+        let zip = try Data(contentsOf: dir.appendingPathComponent("export.zip"))
+        let refused = try await offThread {
+            try HealthGateExecutable.run(["import", "--apple-health", "-", "--db", scratch.db], stdin: zip)
+        }
+        #expect(refused.status == 65 && refused.stderr.contains("a zip arriving through a pipe"), "\(refused.stderr)")
+    }
+
     /// Issue 15: "afterwards statistics merge iPhone, Watch and strap by source priority without
     /// double counting". The phone and the watch both counted one walk; a strap (HealthGate's
     /// BLE source) measured heart rate over a span that holds one of the watch's readings.
