@@ -96,6 +96,23 @@ struct StatisticsCollectionTests {
         #expect(weeks.prefix(2).map(\.values.sum) == [357, 9], "\(zone)")
     }
 
+    @Test("a month whose first midnight is skipped (Casablanca, 2008-06-01): that month from 01:00, the next from 00:00")
+    func skippedMidnightOnTheFirst() throws {
+        let tmp = try TempStore()
+        let tz = try #require(TimeZone(identifier: "Africa/Casablanca"))
+        // zoneinfo: June's first instant 2008-06-01T00:00Z (01:00 +01:00), July's midnight 2008-06-30T23:00Z.
+        let (june, july) = (1_212_278_400.0, 1_214_866_800.0)
+        func steps(_ n: Double, at t: Double) throws -> QuantitySample {
+            try QuantitySample(type: .stepCount, quantity: Quantity(n, .count), start: Date(timeIntervalSince1970: t),
+                               end: Date(timeIntervalSince1970: t + 600), source: .manual)
+        }
+        try tmp.store.save([try steps(5, at: june + 3600), try steps(8, at: july + 1_200)])   // July 1st, 00:20 local
+        let months = try tmp.store.statisticsCollection(StatisticsQuery(type: .stepCount, options: .cumulativeSum),
+                                                        interval: .months(1), timeZone: tz)
+        #expect(months.prefix(2).map { $0.start!.timeIntervalSince1970 } == [june, july])
+        #expect(months.prefix(2).map(\.values.sum) == [5, 8])
+    }
+
     @Test("weekly buckets in America/New_York are 7 calendar days across the DST change")
     func week() throws {
         let tmp = try TempStore()
