@@ -106,8 +106,10 @@ struct LiveCommand: ParsableCommand {
     /// `healthgate run` holds the straps (a strap allows one connection, often): instead of
     /// fighting it for them, show what it commits, as it commits it (docs/change-feed.md).
     private func followDaemon(pid: Int, straps daemonStraps: [String]) throws {
-        Console.note("`healthgate run` (pid \(pid)) owns the straps\(daemonStraps.isEmpty ? "" : " (" + daemonStraps.joined(separator: ", ") + ")") and \(store.path): showing the readings it stores instead of connecting. Stop it to connect directly; Ctrl-C to stop.")
-        try DaemonReadings.follow(storeAt: store.path, straps: straps, duration: limits.duration, count: limits.count) { sample in
+        // Said once the feed's anchor is taken: a reading committed after the note is shown.
+        let note = "`healthgate run` (pid \(pid)) owns the straps\(daemonStraps.isEmpty ? "" : " (" + daemonStraps.joined(separator: ", ") + ")") and \(store.path): showing the readings it stores instead of connecting. Stop it to connect directly; Ctrl-C to stop."
+        try DaemonReadings.follow(storeAt: store.path, straps: straps, duration: limits.duration, count: limits.count,
+                                  ready: { Console.note(note) }) { sample in
             if json {
                 var object = try SampleJSON.object(sample)
                 object["event"] = sample.type == .heartRate ? "heartRate" : "energy"
