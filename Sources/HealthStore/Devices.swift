@@ -141,7 +141,7 @@ extension HealthStore {
             // Series quantities name the device through their series row.
             let count = try db.prepare("""
                 SELECT (SELECT count(*) FROM samples WHERE device_id = ?1)
-                     + (SELECT coalesce(sum(max(count, 1)), 0) FROM series WHERE device_id = ?1)
+                     + (SELECT coalesce(sum(max(\(SeriesTotalsSQL.count("sr")), 1)), 0) FROM series sr WHERE device_id = ?1)
                 """)
             count.bind(1, id)
             _ = try count.step()

@@ -263,6 +263,9 @@ public final class HealthStore: @unchecked Sendable {
 
     // MARK: Deleting
 
+    /// The quantities of the series with one UUID (no row: none).
+    static let seriesCountSQL = "SELECT \(SeriesTotalsSQL.count("s")) FROM series s WHERE s.uuid = ?"
+
     /// Deletes the samples with these UUIDs (each leaves a tombstone). A quantity series' UUID
     /// deletes the series whole — every quantity — and leaves one tombstone (HealthKit's rule).
     /// Returns how many samples existed (a series counts its quantities).
@@ -270,7 +273,7 @@ public final class HealthStore: @unchecked Sendable {
     public func delete(uuids: [UUID]) throws -> Int {
         try write { w in
             let del = try w.connection.prepare("DELETE FROM samples WHERE uuid = ?")
-            let count = try w.connection.prepare("SELECT count FROM series WHERE uuid = ?")
+            let count = try w.connection.prepare(Self.seriesCountSQL)
             let delSeries = try w.connection.prepare("DELETE FROM series WHERE uuid = ?")
             var n = 0
             for u in uuids {
@@ -303,7 +306,7 @@ public final class HealthStore: @unchecked Sendable {
             del.bind(all: rows.args)
             try del.run()
             var n = db.changes
-            let count = try db.prepare("SELECT count FROM series WHERE uuid = ?")
+            let count = try db.prepare(Self.seriesCountSQL)
             let delSeries = try db.prepare("DELETE FROM series WHERE uuid = ?")
             for u in seriesUUIDs {
                 count.bind(1, u)
@@ -324,7 +327,7 @@ public final class HealthStore: @unchecked Sendable {
             let st = try db.prepare("SELECT count(*) FROM (\(rows.sql))", cached: false)
             st.bind(all: rows.args)
             var n = try st.step() ? st.int(0) : 0
-            let count = try db.prepare("SELECT count FROM series WHERE uuid = ?")
+            let count = try db.prepare(Self.seriesCountSQL)
             for u in seriesUUIDs {
                 count.bind(1, u)
                 if try count.step() { n += count.int(0); count.reset() }

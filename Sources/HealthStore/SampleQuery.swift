@@ -111,7 +111,7 @@ extension HealthStore {
             var newest: (end: Double, type: String)?
             let st = try db.prepare("""
                 SELECT t.identifier, max(coalesce((SELECT max("end") FROM samples WHERE type_id = t.id), -1e300),
-                                         coalesce((SELECT max("end") FROM series WHERE type_id = t.id), -1e300))
+                                         coalesce((SELECT max(\(SeriesTotalsSQL.end("sr"))) FROM series sr WHERE sr.type_id = t.id), -1e300))
                 FROM types t
                 """, cached: false)
             while try st.step() {

@@ -198,6 +198,18 @@ enum Schema {
         // docs/store.md, "The writer"), which builds before it refuse as damaged chunks. Moves
         // nothing: the version alone makes those builds refuse the store as a newer one.
         "-- series quantity attributes wider than 16 bits",
+        // 12: an open series' row is rewritten when a chunk fills, not at every commit
+        // (docs/store.md, "Writes"): it holds the totals (`end`, `count`, `change_seq`) of its
+        // chunks before `pending_seq`, and readers add the chunks from there on
+        // (``SeriesTotalsSQL``); NULL once the series is closed, or when the row is exact. The
+        // change feed finds open series through `series_open` (written when a series opens
+        // and closes), closed ones through `series_change`. Builds before it would read the
+        // rows' partial totals as the series', so the version makes them refuse the store.
+        // Moves nothing: every existing row is exact.
+        """
+        ALTER TABLE series ADD COLUMN pending_seq INTEGER;
+        CREATE INDEX series_open ON series(open) WHERE open = 1;
+        """,
     ]
 
     /// The schema version this build writes.

@@ -86,11 +86,12 @@ extension HealthStore {
         filter.start = nil; filter.end = nil; filter.strictStartDate = false; filter.strictEndDate = false
         filter.sortBy = .startDate; filter.ascending = true; filter.limit = nil
         let (whereSQL, args) = try whereClause(filter)
-        var sql = "SELECT s.id, s.start, s.\"end\" FROM series s WHERE \(whereSQL)"
+        let end = SeriesTotalsSQL.end("s")
+        var sql = "SELECT s.id, s.start, \(end) FROM series s WHERE \(whereSQL)"
         var seriesArgs = args
         if let e = q.end { sql += " AND s.start < ?"; seriesArgs.append(.double(e.timeIntervalSince1970)) }
-        if let b = q.start { sql += " AND s.\"end\" >= ?"; seriesArgs.append(.double(b.timeIntervalSince1970)) }
-        sql += ascending ? " ORDER BY s.start, s.id" : " ORDER BY s.\"end\" DESC, s.id DESC"
+        if let b = q.start { sql += " AND \(end) >= ?"; seriesArgs.append(.double(b.timeIntervalSince1970)) }
+        sql += ascending ? " ORDER BY s.start, s.id" : " ORDER BY 3 DESC, s.id DESC"
         let list = try db.prepare(sql, cached: false)
         list.bind(all: seriesArgs)
         var candidates: [(id: Int64, bound: Double)] = []

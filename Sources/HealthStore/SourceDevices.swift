@@ -25,7 +25,8 @@ extension HealthStore {
                        d.software_version, d.local_identifier, d.udi_device_identifier, d.kind, d.alias, sum(n) AS total
                 FROM (SELECT source_id, device_id, count(*) AS n FROM samples\(typeFilter) GROUP BY source_id, device_id
                       UNION ALL
-                      SELECT source_id, device_id, sum(count) AS n FROM series\(typeFilter) GROUP BY source_id, device_id) s
+                      SELECT source_id, device_id, sum(\(SeriesTotalsSQL.count("sr"))) AS n FROM series sr\(typeFilter)
+                      GROUP BY source_id, device_id) s
                 JOIN sources src ON src.id = s.source_id JOIN devices d ON d.id = s.device_id
                 GROUP BY s.source_id, s.device_id ORDER BY total DESC, d.id
                 """

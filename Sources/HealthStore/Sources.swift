@@ -62,7 +62,8 @@ extension HealthStore {
                 FROM sources src LEFT JOIN (
                     SELECT source_id, count(*) AS n, min(start) AS first, max("end") AS last FROM samples\(typeFilter) GROUP BY source_id
                     UNION ALL
-                    SELECT source_id, sum(count) AS n, min(start) AS first, max("end") AS last FROM series\(typeFilter) GROUP BY source_id
+                    SELECT source_id, sum(\(SeriesTotalsSQL.count("sr"))) AS n, min(start) AS first, max(\(SeriesTotalsSQL.end("sr"))) AS last
+                    FROM series sr\(typeFilter) GROUP BY source_id
                 ) s ON s.source_id = src.id
                 GROUP BY src.id
                 """

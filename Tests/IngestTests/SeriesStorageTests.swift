@@ -285,7 +285,7 @@ import Testing
             try feed(from: 1_761, to: 2_000, every: 100)      // 61 s of silence: a new stretch
             try feed(from: 0, to: 200, every: 100, device: other)   // another strap's stretch is its own
             let perType = try store.withConnection { db -> [String: [Int]] in
-                let st = try db.prepare("SELECT t.identifier, s.count FROM series s JOIN types t ON t.id = s.type_id JOIN devices d ON d.id = s.device_id WHERE d.local_identifier = 'AA:01' ORDER BY s.id", cached: false)
+                let st = try db.prepare("SELECT t.identifier, \(SeriesTotalsSQL.count("s")) FROM series s JOIN types t ON t.id = s.type_id JOIN devices d ON d.id = s.device_id WHERE d.local_identifier = 'AA:01' ORDER BY s.id", cached: false)
                 var out: [String: [Int]] = [:]
                 while try st.step() { out[st.string(0)!, default: []].append(st.int(1)) }
                 return out
@@ -339,7 +339,7 @@ import Testing
             }
             let series = try write(.series), rows = try write(.individual)
             #expect(try Self.scalar(series, "SELECT count(*) FROM samples") == 5, "3 (too large), 4 (another key), 5 (not whole), 6 (sync identifier), 7 (one key)")
-            #expect(try Self.scalar(series, "SELECT sum(count) FROM series") == 4)
+            #expect(try Self.scalar(series, "SELECT sum(\(SeriesTotalsSQL.count("s"))) FROM series s") == 4)
             #expect(try Self.scalar(rows, "SELECT count(*) FROM series") == 0)
             func view(_ store: HealthStore) throws -> [String] {
                 try store.samples(SampleQuery(type: .heartRateVariabilityRMSSD)).map {

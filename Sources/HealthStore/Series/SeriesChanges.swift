@@ -85,15 +85,18 @@ extension HealthStore {
         var sql = "\(Self.seriesSelectSQL) WHERE \(whereSQL)"
         var args = whereArgs
         if let e = filter.end { sql += " AND s.start < ?"; args.append(.double(e.timeIntervalSince1970)) }
-        if let b = filter.start { sql += " AND s.\"end\" >= ?"; args.append(.double(b.timeIntervalSince1970)) }
+        if let b = filter.start { sql += " AND \(SeriesTotalsSQL.end("s")) >= ?"; args.append(.double(b.timeIntervalSince1970)) }
         if !typeIDs.isEmpty {
             sql += " AND s.type_id IN (\(Array(repeating: "?", count: typeIDs.count).joined(separator: ",")))"
             args += typeIDs.map { .int($0) }
         }
         if let seriesID { sql += " AND s.id = ?"; args.append(.int(seriesID)) }
         if let after {
-            sql += " AND s.change_seq > ? ORDER BY s.change_seq"
-            args.append(.int(after))
+            // A closed series by its row's position (the index `series_change`); an open one
+            // (few: the partial index `series_open`) by its pending chunks' too. Column 17 is
+            // the position.
+            sql = "\(sql) AND s.open = 0 AND s.change_seq > ? UNION ALL \(sql) AND s.open = 1 AND \(SeriesTotalsSQL.changeSeq("s")) > ? ORDER BY 17"
+            args = args + [.int(after)] + args + [.int(after)]
         } else {
             sql += " ORDER BY s.id"
         }

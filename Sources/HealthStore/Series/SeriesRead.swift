@@ -13,13 +13,49 @@ struct SeriesHit {
     var sourceID: Int64
 }
 
+/// A series row's totals as readers must take them (docs/store.md, "Writes"). The writer
+/// rewrites an open series' row only when a chunk fills (a commit then writes its chunk rows
+/// alone, not the row and its `change_seq` index entry): the row holds `count`, `end` and
+/// `change_seq` of its chunks before `pending_seq`, and the chunks from `pending_seq` on hold
+/// the rest. For a closed series `pending_seq` is NULL and these are the row's own columns.
+/// Each expression names the series row by `s` (a table name or alias in scope), and reads
+/// no chunk for a closed series (a year holds thousands of series rows; few are open).
+enum SeriesTotalsSQL {
+    /// Quantities stored.
+    static func count(_ s: String) -> String {
+        """
+        (CASE WHEN \(s).pending_seq IS NULL THEN \(s).count ELSE \(s).count + coalesce((SELECT sum(c.count) FROM series_chunks c \
+        WHERE c.series_id = \(s).id AND c.seq >= \(s).pending_seq), 0) END)
+        """
+    }
+
+    /// The latest end of its quantities.
+    static func end(_ s: String) -> String { latest("\"end\"", s) }
+
+    /// The change feed's position of its last growth.
+    static func changeSeq(_ s: String) -> String { latest("change_seq", s) }
+
+    /// The larger of the row's `column` and the pending chunks'.
+    private static func latest(_ column: String, _ s: String) -> String {
+        """
+        (CASE WHEN \(s).pending_seq IS NULL THEN \(s).\(column) ELSE coalesce((SELECT max(max(c.\(column)), \(s).\(column)) \
+        FROM series_chunks c WHERE c.series_id = \(s).id AND c.seq >= \(s).pending_seq), \(s).\(column)) END)
+        """
+    }
+
+    /// The SET list that makes a row exact and closed (its pending chunks folded in).
+    static let fold = """
+        "end" = \(end("series")), count = \(count("series")), change_seq = \(changeSeq("series")), pending_seq = NULL, open = 0
+        """
+}
+
 extension HealthStore {
     /// The columns of a series row with its source and device, as ``seriesHits(_:_:work:)`` and the change feed
     /// reads them.
     static let seriesSelectSQL = """
         SELECT s.id, s.uuid, s.type_id, src.name, src.identifier, src.version,
                d.name, d.manufacturer, d.model, d.hardware_version, d.firmware_version, d.software_version,
-               d.local_identifier, d.udi_device_identifier, s.device_id, s.sensor_location, s.change_seq, s.source_id
+               d.local_identifier, d.udi_device_identifier, s.device_id, s.sensor_location, \(SeriesTotalsSQL.changeSeq("s")), s.source_id
         FROM series s JOIN sources src ON src.id = s.source_id LEFT JOIN devices d ON d.id = s.device_id
         """
 

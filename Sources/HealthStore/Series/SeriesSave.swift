@@ -60,7 +60,8 @@ extension StoreWriter {
         var start = Double.infinity, end = -Double.infinity
         var stored: [Range<Int>] = []
         let find = try db.prepare("""
-            SELECT id, type_id, source_id, device_id, sensor_location, first_index, count, start, "end",
+            SELECT id, type_id, source_id, device_id, sensor_location, first_index, \(SeriesTotalsSQL.count("series")),
+                   start, \(SeriesTotalsSQL.end("series")),
                    (SELECT coalesce(max(seq), -1) + 1 FROM series_chunks WHERE series_id = series.id), open
             FROM series WHERE uuid = ?
             """)
@@ -151,8 +152,13 @@ extension StoreWriter {
         }
         try seal()
         count += fresh.count
-        let up = try db.prepare("UPDATE series SET start = ?, \"end\" = ?, count = ?, first_index = ?, change_seq = ? WHERE id = ?")
-        up.bind(1, start); up.bind(2, end); up.bind(3, count); up.bind(4, firstIndex); up.bind(5, changeSeq); up.bind(6, seriesID!)
+        // The row now holds every chunk's totals: an open series' pending chunks start after them.
+        let up = try db.prepare("""
+            UPDATE series SET start = ?, "end" = ?, count = ?, first_index = ?, change_seq = ?,
+                              pending_seq = CASE WHEN pending_seq IS NULL THEN NULL ELSE ? END WHERE id = ?
+            """)
+        up.bind(1, start); up.bind(2, end); up.bind(3, count); up.bind(4, firstIndex); up.bind(5, changeSeq)
+        up.bind(6, chunkSeq); up.bind(7, seriesID!)
         try up.run()
         summary.inserted += fresh.count
         return summary

@@ -10,8 +10,10 @@ import HealthModel
 /// within ``maxGap`` of that series' end.
 ///
 /// Durability: every ``flush(_:)`` (call it at the end of each batch, inside the batch's
-/// transaction) rewrites the open chunk's row and the series row, so a commit holds every
-/// quantity appended before it; nothing waits in memory for a chunk to fill.
+/// transaction) rewrites the open chunk's row, so a commit holds every quantity appended before
+/// it; nothing waits in memory for a chunk to fill. The series row is rewritten only when a
+/// chunk fills, its start moves or the series closes: it holds the totals of the chunks before
+/// `pending_seq`, and readers add the rest (``SeriesTotalsSQL``; docs/store.md, "Writes").
 ///
 /// Used by one thread at a time (the ingest writer's); inside ``HealthStore/write(_:)`` only.
 /// If the transaction fails, call ``restore(_:)`` with the ``state`` taken before it.
@@ -59,6 +61,11 @@ package final class SeriesWriter {
         /// moves (a clock step back): `start` is indexed, and naming it in an UPDATE rewrites its
         /// index entry (a page per commit).
         var storedStart: Double? = nil
+        /// The `pending_seq` the series row holds (nil: not written by this writer): its totals
+        /// cover the chunks before it. Rewritten when it is not the open chunk's seq.
+        var storedPending: Int? = nil
+        /// The latest end of the chunks before the open one (−∞: none).
+        var sealedEnd = -Double.infinity
         /// Readings appended since the last flush (the newest ones of `sealed` + `chunk`).
         var unflushed = 0
     }
@@ -144,6 +151,7 @@ package final class SeriesWriter {
         if !s.chunk.isEmpty, s.chunk.count >= maxChunkQuantities
             || Swift.max(s.chunkEnd, q.end) - Swift.min(s.chunkStart, q.start) > maxChunkSpan {
             s.sealed.append((s.chunkSeq, s.count - s.chunk.count, s.chunk))
+            s.sealedEnd = Swift.max(s.sealedEnd, s.chunkEnd)
             s.chunkSeq += 1
             s.chunk.removeAll(keepingCapacity: true)
         }
@@ -158,8 +166,9 @@ package final class SeriesWriter {
         s.dirty = true
     }
 
-    /// Writes every series that grew since the last flush: its open chunk's row (upsert) and
-    /// its row, with the next change-feed position. Call once per batch, inside its transaction.
+    /// Writes every series that grew since the last flush: its chunks written since (the open
+    /// one an upsert) with the next change-feed position, and its row when a chunk filled. Call
+    /// once per batch, inside its transaction.
     package func flush(_ w: StoreWriter) throws {
         let dirty = state.open.filter { $0.value.dirty }
         guard !dirty.isEmpty else { return }
@@ -181,29 +190,40 @@ package final class SeriesWriter {
         state.open.removeAll()
     }
 
-    /// Writes the series row, then its chunks written since the last flush. When the row is
-    /// gone (someone deleted the open series), the readings not yet written start a new series
-    /// under a new UUID: a delete removes what was stored, not what arrives after it.
+    /// Writes the chunks written since the last flush, and the series row when a chunk filled
+    /// (or its start moved, or it is new). When the row is gone (someone deleted the open
+    /// series), the readings not yet written start a new series under a new UUID: a delete
+    /// removes what was stored, not what arrives after it.
     private func write(_ w: StoreWriter, _ s: Open, key: Key, changeSeq: Int64) throws -> Open {
         let db = w.connection
         var s = s
-        let up = try db.prepare("UPDATE series SET \"end\" = ?, count = ?, change_seq = ? WHERE id = ?")
-        up.bind(1, s.end); up.bind(2, s.count); up.bind(3, changeSeq); up.bind(4, s.id)
-        try up.run()
-        if db.changes == 0 {
+        let exists = try db.prepare("SELECT 1 FROM series WHERE id = ?")
+        exists.bind(1, s.id)
+        let found = try exists.step()
+        exists.reset()
+        if !found {
             // Only the readings appended since the last flush (the rest was deleted with it).
             let pending = (s.sealed.flatMap(\.quantities) + s.chunk).suffix(s.unflushed)
             var fresh = try create(w, key: key, style: s.style, location: s.location, stretch: s.stretch, uuid: w.store.nextUUIDWords())
             for q in pending { place(q, in: &fresh) }
             s = fresh
-            up.bind(1, s.end); up.bind(2, s.count); up.bind(3, changeSeq); up.bind(4, s.id)
-            try up.run()
         }
         if s.storedStart != s.start {
             let moved = try db.prepare("UPDATE series SET start = ? WHERE id = ?")
             moved.bind(1, s.start); moved.bind(2, s.id)
             try moved.run()
             s.storedStart = s.start
+        }
+        if s.storedPending != s.chunkSeq {
+            // The totals of the chunks before the open one; the open chunk's are read from it.
+            // (`change_seq` stays: readers take an open series' position from its open chunk, and
+            // naming the indexed column would rewrite its index entry.) With no chunk before the
+            // open one, the row's `end` is the series' start, which no quantity's end precedes.
+            let sealedCount = s.count - s.chunk.count
+            let up = try db.prepare("UPDATE series SET \"end\" = ?, count = ?, pending_seq = ? WHERE id = ?")
+            up.bind(1, sealedCount > 0 ? s.sealedEnd : s.start); up.bind(2, sealedCount); up.bind(3, s.chunkSeq); up.bind(4, s.id)
+            try up.run()
+            s.storedPending = s.chunkSeq
         }
         for c in s.sealed {
             try SeriesChunkSQL.write(db, seriesID: s.id, seq: c.seq, firstIndex: c.first, quantities: c.quantities,
@@ -219,7 +239,7 @@ package final class SeriesWriter {
     private func close(_ w: StoreWriter, _ s: Open, key: Key) throws {
         var s = s
         if s.dirty { s = try write(w, s, key: key, changeSeq: try SeriesChunkSQL.nextChangeSeqs(w.connection, count: 1)) }
-        let st = try w.connection.prepare("UPDATE series SET open = 0 WHERE id = ?")
+        let st = try w.connection.prepare("UPDATE series SET \(SeriesTotalsSQL.fold) WHERE id = ?")
         st.bind(1, s.id)
         try st.run()
     }
@@ -231,9 +251,9 @@ package final class SeriesWriter {
         guard !state.asked.contains(key) else { return nil }
         state.asked.insert(key)
         let st = try w.connection.prepare("""
-            SELECT id, sensor_location, start, "end", count, first_index,
-                   (SELECT coalesce(max(seq), -1) + 1 FROM series_chunks WHERE series_id = series.id)
-            FROM series WHERE open = 1 AND type_id = ? AND source_id = ? AND device_id IS ? AND count > 0
+            SELECT id, sensor_location, start, \(SeriesTotalsSQL.end("series")), \(SeriesTotalsSQL.count("series")), first_index,
+                   (SELECT coalesce(max(seq), -1) + 1 FROM series_chunks WHERE series_id = series.id), pending_seq
+            FROM series WHERE open = 1 AND type_id = ? AND source_id = ? AND device_id IS ? AND \(SeriesTotalsSQL.count("series")) > 0
             ORDER BY id DESC LIMIT 1
             """)
         st.bind(1, key.typeID); st.bind(2, key.sourceID); st.bind(3, key.deviceID)
@@ -241,9 +261,10 @@ package final class SeriesWriter {
         defer { st.reset() }
         // Only a series this writer kind made (numbered from 0) continues; an imported part never is open.
         guard st.int(5) == 0 else { return nil }
+        // Every stored chunk is before the next one this writer opens.
         return Open(id: st.int64(0), stretch: 0, style: style, location: st.optionalInt(1), start: st.double(2), end: st.double(3),
                     count: st.int(4), chunkSeq: st.int(6), chunk: [], sealed: [], chunkStart: 0, chunkEnd: 0, dirty: false,
-                    storedStart: st.double(2))
+                    storedStart: st.double(2), storedPending: st.optionalInt(7), sealedEnd: st.double(3))
     }
 
     /// A new series row (empty until its first flush), closing any other series still marked
@@ -260,7 +281,9 @@ package final class SeriesWriter {
         ins.bind(2, key.typeID); ins.bind(3, key.sourceID); ins.bind(4, key.deviceID); ins.bind(5, location)
         try ins.run()
         let id = db.lastInsertRowID
-        let stale = try db.prepare("UPDATE series SET open = 0 WHERE open = 1 AND type_id = ? AND source_id = ? AND device_id IS ? AND id <> ?")
+        let stale = try db.prepare("""
+            UPDATE series SET \(SeriesTotalsSQL.fold) WHERE open = 1 AND type_id = ? AND source_id = ? AND device_id IS ? AND id <> ?
+            """)
         stale.bind(1, key.typeID); stale.bind(2, key.sourceID); stale.bind(3, key.deviceID); stale.bind(4, id)
         try stale.run()
         return Open(id: id, stretch: stretch, style: style, location: location, start: 0, end: 0, count: 0, chunkSeq: 0, chunk: [],

@@ -83,7 +83,7 @@ enum SeriesStatistics {
         var filter = query.sampleQuery
         filter.start = nil; filter.end = nil
         let (whereSQL, args) = try store.whereClause(filter)
-        var sql = "SELECT s.id, s.source_id, s.start FROM series s WHERE \(whereSQL) AND s.start < ? AND s.\"end\" >= ?"
+        var sql = "SELECT s.id, s.source_id, s.start FROM series s WHERE \(whereSQL) AND s.start < ? AND \(SeriesTotalsSQL.end("s")) >= ?"
         var all: [SQLValue] = args + [.double(clip.hi.isFinite ? clip.hi : .greatestFiniteMagnitude),
                           .double(clip.lo.isFinite ? clip.lo : -.greatestFiniteMagnitude)]
         if let sources {

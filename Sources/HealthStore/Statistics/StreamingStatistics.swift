@@ -26,14 +26,15 @@ extension HealthStore {
                 let rows = try one("SELECT min(s.start) FROM samples s WHERE \(whereSQL)", args)
                 // With an end, the quantity holding a series' start matches (it starts before it).
                 let series = try one("SELECT min(s.start) FROM series s WHERE \(seriesSQL)" + (e == nil ? "" : " AND s.start < ?")
-                                     + (b == nil ? "" : " AND s.\"end\" >= ?"), seriesArgs + (e.map { [.double($0)] } ?? []) + (b.map { [.double($0)] } ?? []))
+                                     + (b == nil ? "" : " AND \(SeriesTotalsSQL.end("s")) >= ?"), seriesArgs + (e.map { [.double($0)] } ?? []) + (b.map { [.double($0)] } ?? []))
                 return [rows, series].compactMap { $0 }.min()
             }
             func latest() throws -> Double? {
                 let rows = try one("SELECT max(s.\"end\") FROM samples s WHERE \(whereSQL)", args)
                 // Past the start, the quantity holding a series' end matches; at it, only an
                 // instant exactly there does (found by decoding the chunks there).
-                var series = try one("SELECT max(s.\"end\") FROM series s WHERE \(seriesSQL)" + (b == nil ? "" : " AND s.\"end\" > ?"),
+                let end = SeriesTotalsSQL.end("s")
+                var series = try one("SELECT max(\(end)) FROM series s WHERE \(seriesSQL)" + (b == nil ? "" : " AND \(end) > ?"),
                                      seriesArgs + (b.map { [.double($0)] } ?? []))
                 if series == nil, let b, try seriesInstant(db, query, at: b) { series = b }
                 return [rows, series].compactMap { $0 }.max()
