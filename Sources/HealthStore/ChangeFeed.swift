@@ -435,10 +435,10 @@ extension HealthStore {
         return m
     }
 
-    /// The largest sample id and tombstone seq ever assigned (AUTOINCREMENT's high-water marks).
+    /// The largest position (``ChangePositions``) and tombstone seq ever assigned.
     private func sequenceHeads(_ db: Connection) throws -> (sample: Int64, tombstone: Int64) {
         let st = try db.prepare("""
-            SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'samples'), 0),
+            SELECT \(ChangePositions.headSQL),
                    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'deleted_samples'), 0)
             """)
         _ = try st.step()

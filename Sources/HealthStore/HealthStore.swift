@@ -39,6 +39,10 @@ public final class HealthStore: @unchecked Sendable {
     private var sourceIDs: [String: (Int64, Source)] = [:]
     private var deviceIDs: [Device: Int64] = [:]
     private var uuids = UUIDv7Generator()
+    /// Whether a series may have taken change positions the samples' AUTOINCREMENT counter is
+    /// not past yet (``StoreWriter/raiseSamplePositions()``): true at each write transaction's
+    /// start (another process may have), and after this one reserved some. Lock held.
+    var samplePositionsMayLag = true
     /// Bumped each time an immutable read-only connection is reopened (``dataVersion()``).
     private var generation: Int64 = 0
     /// The main file as an immutable connection saw it at open: (size, mtime), to notice a writer.
@@ -181,6 +185,7 @@ public final class HealthStore: @unchecked Sendable {
     package func write<T>(_ body: (StoreWriter) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
+        samplePositionsMayLag = true
         do {
             return try db.transaction {
                 let result = try body(StoreWriter(store: self))

@@ -188,6 +188,7 @@ extension StoreWriter {
         // No rows, no write: the rollup batch below would still mark `rollup_control` (a page of
         // the WAL, and an SD card's wear, per empty call; docs/store.md "Writes").
         guard count > 0 else { return 0 }
+        try raiseSamplePositions()
         let db = connection
         var inserted = 0
         let many = try db.prepare(Self.manyRowsSQL).handle

@@ -203,12 +203,21 @@ enum Schema {
         // chunks before `pending_seq`, and readers add the chunks from there on
         // (``SeriesTotalsSQL``); NULL once the series is closed, or when the row is exact. The
         // change feed finds open series through `series_open` (written when a series opens
-        // and closes), closed ones through `series_change`. Builds before it would read the
+        // and closes), closed ones through `series_change`. A series' growth takes the next
+        // change position without writing `sqlite_sequence` (``ChangePositions``): deleting a
+        // series raises it past the series' positions, so none is handed out again. Builds before it would read the
         // rows' partial totals as the series', so the version makes them refuse the store.
         // Moves nothing: every existing row is exact.
         """
         ALTER TABLE series ADD COLUMN pending_seq INTEGER;
         CREATE INDEX series_open ON series(open) WHERE open = 1;
+        CREATE TRIGGER series_positions BEFORE DELETE ON series BEGIN
+            INSERT INTO sqlite_sequence(name, seq) SELECT 'samples', 0
+                WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'samples');
+            UPDATE sqlite_sequence SET seq = max(seq, old.change_seq,
+                coalesce((SELECT max(change_seq) FROM series_chunks WHERE series_id = old.id), 0))
+                WHERE name = 'samples';
+        END;
         """,
     ]
 

@@ -45,6 +45,7 @@ package struct StoreWriter {
 
     /// Inserts one sample with statements prepared by ``statements()``.
     package func insert(_ s: QuantitySample, using st: InsertStatements) throws -> SaveOutcome {
+        try raiseSamplePositions()
         var outcome = SaveOutcome.inserted
         if let sync = s.metadata.syncIdentifier {
             let version = s.metadata.syncVersion ?? 0

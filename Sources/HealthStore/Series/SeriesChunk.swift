@@ -134,26 +134,6 @@ enum SeriesChunkSQL {
         st.bind(18, changeSeq)
         try st.run()
     }
-
-    /// Reserves `count` positions of the change feed's sequence (the samples' AUTOINCREMENT
-    /// counter, docs/change-feed.md) and returns the first: a series created or grown in this
-    /// transaction takes one as its `change_seq`, so one anchor number orders samples and series.
-    static func nextChangeSeqs(_ db: Connection, count: Int) throws -> Int64 {
-        // AUTOINCREMENT hands out max(sqlite_sequence, max(id)) + 1; keep both in step.
-        let bump = try db.prepare("UPDATE sqlite_sequence SET seq = max(seq, coalesce((SELECT max(id) FROM samples), 0)) + ? WHERE name = 'samples'")
-        bump.bind(1, count)
-        try bump.run()
-        if db.changes == 0 {
-            let ins = try db.prepare("INSERT INTO sqlite_sequence(name, seq) VALUES ('samples', coalesce((SELECT max(id) FROM samples), 0) + ?)")
-            ins.bind(1, count)
-            try ins.run()
-        }
-        let read = try db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'samples'")
-        _ = try read.step()
-        let last = read.int64(0)
-        read.reset()
-        return last - Int64(count) + 1
-    }
 }
 
 /// The window counts of an HRV value HealthGate computed (user metadata

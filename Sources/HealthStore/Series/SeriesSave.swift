@@ -121,7 +121,7 @@ extension StoreWriter {
             try ins.run()
             seriesID = db.lastInsertRowID
         }
-        let changeSeq = try SeriesChunkSQL.nextChangeSeqs(db, count: 1)
+        let changeSeq = try reservePositions(count: 1)
         let style = head.type.aggregationStyle
         var chunk: [SeriesQuantity] = []
         var chunkFirst = lowest, lo = 0.0, hi = 0.0

@@ -172,7 +172,7 @@ package final class SeriesWriter {
     package func flush(_ w: StoreWriter) throws {
         let dirty = state.open.filter { $0.value.dirty }
         guard !dirty.isEmpty else { return }
-        var seq = try SeriesChunkSQL.nextChangeSeqs(w.connection, count: dirty.count)
+        var seq = try w.reservePositions(count: dirty.count)
         // In a fixed order, so change positions follow the series' age.
         for (key, s) in dirty.sorted(by: { $0.value.id < $1.value.id }) {
             state.open[key] = try write(w, s, key: key, changeSeq: seq)
@@ -238,7 +238,7 @@ package final class SeriesWriter {
 
     private func close(_ w: StoreWriter, _ s: Open, key: Key) throws {
         var s = s
-        if s.dirty { s = try write(w, s, key: key, changeSeq: try SeriesChunkSQL.nextChangeSeqs(w.connection, count: 1)) }
+        if s.dirty { s = try write(w, s, key: key, changeSeq: try w.reservePositions(count: 1)) }
         let st = try w.connection.prepare("UPDATE series SET \(SeriesTotalsSQL.fold) WHERE id = ?")
         st.bind(1, s.id)
         try st.run()
