@@ -113,10 +113,21 @@ struct PairingTimeoutMessageTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let fake = dir.appendingPathComponent("bluetoothd")
         try FileManager.default.copyItem(atPath: "/bin/sleep", toPath: fake.path)
-        let p = Process()
-        p.executableURL = fake
-        p.arguments = ["30"]
-        try p.run()
+        // Another test's child forked while the copy was open for writing holds its fd until it
+        // execs, and exec then fails with ETXTBSY ("Text file busy", Linux): try again shortly.
+        var p = Process()
+        for attempt in 1... {
+            p = Process()
+            p.executableURL = fake
+            p.arguments = ["30"]
+            do {
+                try p.run()
+                break
+            } catch let error as NSError where attempt < 100
+                        && (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY) {
+                usleep(20_000)
+            }
+        }
         #expect(BlueZDaemon.isRunning)
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
